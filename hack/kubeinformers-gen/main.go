@@ -1,0 +1,94 @@
+// Command kubeinformers-gen generates the per-group and per-version informer
+// packages of github.com/kubeinformers/informers, and the parts of the
+// factory that depend on the API types, from the Kubernetes API packages.
+//
+// It loads the API packages with golang.org/x/tools/go/packages in the
+// context of the output module, so the API version is the one that module's
+// go.mod selects, reads their +genclient tags, builds a sorted model of
+// groups, versions and resources, and renders it through text/template and
+// go/format.
+//
+// Usage:
+//
+//	kubeinformers-gen -module-dir . -out . [-input k8s.io/api/...]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "kubeinformers-gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("kubeinformers-gen", flag.ContinueOnError)
+	moduleDir := fs.String("module-dir", ".", "module whose go.mod selects the API version; its module path is the output import path")
+	out := fs.String("out", ".", "directory to write the generated tree into")
+	input := fs.String("input", "k8s.io/api/...", "comma-separated package patterns holding the API types")
+	clientset := fs.String("clientset", "k8s.io/client-go/kubernetes", "import path of the typed clientset")
+	listers := fs.String("listers", "k8s.io/client-go/listers", "import path of the listers' root")
+	testTable := fs.String("test-table", "test/conformance/resources_generated_test.go", "where to write the conformance test table (empty: none)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	module, err := modulePath(*moduleDir)
+	if err != nil {
+		return err
+	}
+	pkgs, err := loadPackages(*moduleDir, strings.Split(*input, ","))
+	if err != nil {
+		return err
+	}
+	groups, err := buildModel(pkgs)
+	if err != nil {
+		return err
+	}
+	if len(groups) == 0 {
+		return fmt.Errorf("no type in %s can be listed and watched", *input)
+	}
+	files, err := emit(config{Module: module, Clientset: *clientset, Listers: *listers, TestTable: *testTable}, groups)
+	if err != nil {
+		return err
+	}
+	return writeFiles(*out, files)
+}
+
+func writeFiles(root string, files map[string][]byte) error {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, files[name], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func modulePath(dir string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return "", fmt.Errorf("reading the output module's go.mod: %w", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`), nil
+		}
+	}
+	return "", fmt.Errorf("%s has no module line", filepath.Join(dir, "go.mod"))
+}

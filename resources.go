@@ -1,0 +1,107 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+)
+
+// GenericInformer is a shared informer reached by resource rather than by
+// type: the same informer the typed accessor returns, with a lister of
+// untyped objects.
+type GenericInformer interface {
+	Informer() cache.SharedIndexInformer
+	Lister() cache.GenericLister
+}
+
+type genericInformer struct {
+	informer cache.SharedIndexInformer
+	resource schema.GroupResource
+}
+
+var _ GenericInformer = &genericInformer{}
+
+// Informer returns the shared informer.
+func (f *genericInformer) Informer() cache.SharedIndexInformer {
+	return f.informer
+}
+
+// Lister returns a lister over the shared informer's indexer.
+func (f *genericInformer) Lister() cache.GenericLister {
+	return cache.NewGenericLister(f.informer.GetIndexer(), f.resource)
+}
+
+// ErrUnknownResource is wrapped by the error ForResource returns for a
+// resource the factory has no informer for. Test for it with [errors.Is].
+var ErrUnknownResource = errors.New("no informer found")
+
+// ForResource returns the shared informer for resource. An unknown resource
+// is an error wrapping [ErrUnknownResource] that names it and, where it can
+// tell, what was probably meant.
+func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
+	informer := f.informerForResource(resource)
+	if informer == nil {
+		// The message starts like client-go's, for callers that match it.
+		return nil, fmt.Errorf("%w for %v%s", ErrUnknownResource, resource, suggest(resource))
+	}
+	return &genericInformer{informer: informer, resource: resource.GroupResource()}, nil
+}
+
+// SupportedResources returns every resource that ForResource accepts,
+// grouped by API group and version. The slice is a copy.
+func SupportedResources() []schema.GroupVersionResource {
+	return slices.Clone(supportedResources)
+}
+
+// IsNamespaced reports whether resource is one of the supported resources
+// whose objects live in a namespace. WithNamespace only limits those.
+func IsNamespaced(resource schema.GroupVersionResource) bool {
+	return namespacedResources[resource]
+}
+
+// suggest names supported resources close to an unknown one: the same
+// resource spelt differently (a kind, a singular, other case), or the
+// versions its group and resource are served in.
+func suggest(resource schema.GroupVersionResource) string {
+	want := strings.ToLower(resource.Resource)
+	var spelt, versions []string
+	for _, r := range supportedResources {
+		if r.Group != resource.Group {
+			continue
+		}
+		switch {
+		case r.Resource == resource.Resource:
+			versions = append(versions, r.Version)
+		case r.Version == resource.Version && (r.Resource == want || r.Resource == want+"s" || r.Resource == want+"es" ||
+			strings.TrimSuffix(r.Resource, "ies") == strings.TrimSuffix(want, "y")):
+			spelt = append(spelt, fmt.Sprintf("%q", r.Resource))
+		}
+	}
+	switch {
+	case len(spelt) > 0:
+		return fmt.Sprintf(" (resources are plural and lower case: did you mean %s?)", strings.Join(spelt, " or "))
+	case len(versions) > 0:
+		return fmt.Sprintf(" (%s is served in version %s)", resource.GroupResource(), strings.Join(versions, ", "))
+	}
+	return ""
+}

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
+
+	informers "k8s.io/client-go/informers"
+)
+
+// expectedForResource is the number of GVRs the factory's ForResource accepts.
+const expectedForResource = 147
+
+func gvrString(g schema.GroupVersionResource) string {
+	if g.Group == "" {
+		return "core/" + g.Version + "/" + g.Resource
+	}
+	return g.Group + "/" + g.Version + "/" + g.Resource
+}
+
+// servedListWatchGVRs returns every GVR the server serves with list+watch.
+func servedListWatchGVRs(t *testing.T, dc discovery.DiscoveryInterface) sets.Set[schema.GroupVersionResource] {
+	t.Helper()
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil {
+		var gdf *discovery.ErrGroupDiscoveryFailed
+		if !errors.As(err, &gdf) {
+			t.Fatalf("discovery: %v", err)
+		}
+		t.Logf("partial discovery: %v", err)
+	}
+	served := sets.New[schema.GroupVersionResource]()
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			t.Fatalf("parse %q: %v", l.GroupVersion, err)
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") {
+				continue
+			}
+			verbs := sets.New[string](r.Verbs...)
+			if verbs.Has("list") && verbs.Has("watch") {
+				served.Insert(gv.WithResource(r.Name))
+			}
+		}
+	}
+	return served
+}
+
+// schemeGVRs guesses a GVR for every listable kind client-go knows, so that
+// ForResource can be probed for GVRs the server does not serve.
+func schemeGVRs() sets.Set[schema.GroupVersionResource] {
+	out := sets.New[schema.GroupVersionResource]()
+	known := scheme.Scheme.AllKnownTypes()
+	for gvk := range known {
+		if strings.HasSuffix(gvk.Kind, "List") || gvk.Version == "__internal" {
+			continue
+		}
+		if _, ok := known[gvk.GroupVersion().WithKind(gvk.Kind+"List")]; !ok {
+			continue
+		}
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		out.Insert(plural)
+	}
+	return out
+}
+
+// TestCoverageAllServedResourcesSync starts an informer through ForResource
+// for every GVR that is both served (with all alpha/beta APIs enabled) and
+// accepted by the factory, and checks that every one of them syncs.
+func TestCoverageAllServedResourcesSync(t *testing.T) {
+	c := setup(t)
+	dc := discovery.NewDiscoveryClientForConfigOrDie(c.cfg)
+	served := servedListWatchGVRs(t, dc)
+
+	probe := informers.NewSharedInformerFactory(kubernetes.NewForConfigOrDie(c.cfg), 0)
+	accepted := sets.New[schema.GroupVersionResource]()
+	for gvr := range served.Union(schemeGVRs()) {
+		if _, err := probe.ForResource(gvr); err == nil {
+			accepted.Insert(gvr)
+		}
+	}
+	probe.Shutdown()
+	if accepted.Len() != expectedForResource {
+		t.Errorf("ForResource accepted %d GVRs (served or known to the scheme), want %d", accepted.Len(), expectedForResource)
+	}
+
+	want := served.Intersection(accepted)
+	notServed := sortedGVRs(accepted.Difference(served))
+	notAccepted := sortedGVRs(served.Difference(accepted))
+	t.Logf("served by kube-apiserver: %d list/watch GVRs; accepted by ForResource: %d; both: %d", served.Len(), accepted.Len(), want.Len())
+	t.Logf("accepted but not served (%d): %s", len(notServed), strings.Join(notServed, ", "))
+	t.Logf("served but not accepted (%d): %s", len(notAccepted), strings.Join(notAccepted, ", "))
+
+	f := informers.NewSharedInformerFactory(kubernetes.NewForConfigOrDie(c.cfg), 0)
+	defer f.Shutdown()
+	infs := map[schema.GroupVersionResource]cache.SharedIndexInformer{}
+	for gvr := range want {
+		gi, err := f.ForResource(gvr)
+		if err != nil {
+			t.Fatalf("ForResource(%s): %v", gvrString(gvr), err)
+		}
+		infs[gvr] = gi.Informer()
+		if gi.Lister() == nil {
+			t.Errorf("ForResource(%s).Lister() is nil", gvrString(gvr))
+		}
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	f.Start(ctx.Done())
+	wctx, wcancel := context.WithTimeout(ctx, 90*time.Second)
+	res := f.WaitForCacheSyncWithContext(wctx)
+	wcancel()
+	if err := res.AsError(); err != nil {
+		t.Errorf("WaitForCacheSyncWithContext: %v", err)
+	}
+	synced := 0
+	var unsynced []string
+	for gvr, inf := range infs {
+		if inf.HasSynced() {
+			synced++
+		} else {
+			unsynced = append(unsynced, gvrString(gvr))
+		}
+	}
+	sort.Strings(unsynced)
+	t.Logf("served/synced %d/%d (synced %d of %d served and accepted GVRs)", synced, expectedForResource, synced, want.Len())
+	fmt.Printf("COVERAGE: served/synced %d/%d\n", synced, expectedForResource)
+	if len(unsynced) > 0 {
+		t.Errorf("%d served GVRs did not sync: %s", len(unsynced), strings.Join(unsynced, ", "))
+	}
+	if synced < 100 {
+		t.Errorf("only %d GVRs synced; expected the alpha/beta-enabled server to serve well over 100 of the %d", synced, expectedForResource)
+	}
+}
+
+func sortedGVRs(s sets.Set[schema.GroupVersionResource]) []string {
+	out := make([]string, 0, s.Len())
+	for g := range s {
+		out = append(out, gvrString(g))
+	}
+	sort.Strings(out)
+	return out
+}
