@@ -29,7 +29,7 @@ type crudKind struct {
 	delete   func(ctx context.Context, c kubernetes.Interface, ns, name string) error
 }
 
-func labels(v string) map[string]string { return map[string]string{"step": v} }
+func stepLabels(v string) map[string]string { return map[string]string{"step": v} }
 
 var podTemplate = corev1.PodTemplateSpec{
 	ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "e2e"}},
@@ -48,14 +48,14 @@ func crudKinds() []crudKind {
 				return f.Core().V1().ConfigMaps().Lister().ConfigMaps(ns).Get(n)
 			},
 			create: func(ctx context.Context, c kubernetes.Interface, ns, n string) (metav1.Object, error) {
-				return c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels("0")}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
+				return c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: stepLabels("0")}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
 			},
 			relabel: func(ctx context.Context, c kubernetes.Interface, ns, n, v string) (metav1.Object, error) {
 				o, err := c.CoreV1().ConfigMaps(ns).Get(ctx, n, metav1.GetOptions{})
 				if err != nil {
 					return nil, err
 				}
-				o.Labels = labels(v)
+				o.Labels = stepLabels(v)
 				return c.CoreV1().ConfigMaps(ns).Update(ctx, o, metav1.UpdateOptions{})
 			},
 			delete: func(ctx context.Context, c kubernetes.Interface, ns, n string) error {
@@ -72,7 +72,7 @@ func crudKinds() []crudKind {
 				tmpl := *podTemplate.DeepCopy()
 				tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
 				return c.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
-					ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels("0")},
+					ObjectMeta: metav1.ObjectMeta{Name: n, Labels: stepLabels("0")},
 					Spec:       appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "e2e"}}, Template: tmpl},
 				}, metav1.CreateOptions{})
 			},
@@ -81,7 +81,7 @@ func crudKinds() []crudKind {
 				if err != nil {
 					return nil, err
 				}
-				o.Labels = labels(v)
+				o.Labels = stepLabels(v)
 				return c.AppsV1().Deployments(ns).Update(ctx, o, metav1.UpdateOptions{})
 			},
 			delete: func(ctx context.Context, c kubernetes.Interface, ns, n string) error {
@@ -96,7 +96,7 @@ func crudKinds() []crudKind {
 			},
 			create: func(ctx context.Context, c kubernetes.Interface, ns, n string) (metav1.Object, error) {
 				return c.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
-					ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels("0")},
+					ObjectMeta: metav1.ObjectMeta{Name: n, Labels: stepLabels("0")},
 					Spec:       batchv1.JobSpec{Template: *podTemplate.DeepCopy()},
 				}, metav1.CreateOptions{})
 			},
@@ -105,7 +105,7 @@ func crudKinds() []crudKind {
 				if err != nil {
 					return nil, err
 				}
-				o.Labels = labels(v)
+				o.Labels = stepLabels(v)
 				return c.BatchV1().Jobs(ns).Update(ctx, o, metav1.UpdateOptions{})
 			},
 			delete: func(ctx context.Context, c kubernetes.Interface, ns, n string) error {
@@ -120,14 +120,14 @@ func crudKinds() []crudKind {
 				return f.Networking().V1().NetworkPolicies().Lister().NetworkPolicies(ns).Get(n)
 			},
 			create: func(ctx context.Context, c kubernetes.Interface, ns, n string) (metav1.Object, error) {
-				return c.NetworkingV1().NetworkPolicies(ns).Create(ctx, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels("0")}}, metav1.CreateOptions{})
+				return c.NetworkingV1().NetworkPolicies(ns).Create(ctx, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: stepLabels("0")}}, metav1.CreateOptions{})
 			},
 			relabel: func(ctx context.Context, c kubernetes.Interface, ns, n, v string) (metav1.Object, error) {
 				o, err := c.NetworkingV1().NetworkPolicies(ns).Get(ctx, n, metav1.GetOptions{})
 				if err != nil {
 					return nil, err
 				}
-				o.Labels = labels(v)
+				o.Labels = stepLabels(v)
 				return c.NetworkingV1().NetworkPolicies(ns).Update(ctx, o, metav1.UpdateOptions{})
 			},
 			delete: func(ctx context.Context, c kubernetes.Interface, ns, n string) error {
@@ -142,7 +142,7 @@ func crudKinds() []crudKind {
 			},
 			create: func(ctx context.Context, c kubernetes.Interface, ns, n string) (metav1.Object, error) {
 				return c.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
-					ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels("0")},
+					ObjectMeta: metav1.ObjectMeta{Name: n, Labels: stepLabels("0")},
 					Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}},
 				}, metav1.CreateOptions{})
 			},
@@ -151,7 +151,7 @@ func crudKinds() []crudKind {
 				if err != nil {
 					return nil, err
 				}
-				o.Labels = labels(v)
+				o.Labels = stepLabels(v)
 				return c.RbacV1().Roles(ns).Update(ctx, o, metav1.UpdateOptions{})
 			},
 			delete: func(ctx context.Context, c kubernetes.Interface, ns, n string) error {
