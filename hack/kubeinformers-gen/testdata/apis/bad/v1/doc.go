@@ -1,0 +1,2 @@
+// +groupName=bad.kubeinformers.io
+package v1

@@ -1,0 +1,3 @@
+module example.com/apis
+
+go 1.26.0

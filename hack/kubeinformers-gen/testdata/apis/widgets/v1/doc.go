@@ -1,0 +1,2 @@
+// Package v1 has no +groupName: the group is the directory, "widgets".
+package v1
