@@ -142,8 +142,12 @@ func TestCoverageAllServedResourcesSync(t *testing.T) {
 	if len(unsynced) > 0 {
 		t.Errorf("%d served GVRs did not sync: %s", len(unsynced), strings.Join(unsynced, ", "))
 	}
-	if synced < 100 {
-		t.Errorf("only %d GVRs synced; expected the alpha/beta-enabled server to serve well over 100 of the %d", synced, expectedForResource)
+	// kube-apiserver v1.37.2 with AllAlpha/AllBeta and api/all=true serves 90
+	// of the 147; the rest are versions removed from the server (apps/v1beta1,
+	// extensions/v1beta1, flowcontrol v1beta1-3, ...) or list-only
+	// (componentstatuses). A much lower number means the gates did not apply.
+	if synced < 85 {
+		t.Errorf("only %d GVRs synced; the alpha/beta-enabled v1.37.2 server serves 90 of the %d", synced, expectedForResource)
 	}
 }
 

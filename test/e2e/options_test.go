@@ -290,7 +290,7 @@ func TestOptionWithInformerName(t *testing.T) {
 	free := []schema.GroupVersionResource{
 		{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicys"},
 		{Group: "networking.k8s.io", Version: "v1", Resource: "ingresss"},
-		{Group: "", Version: "v1", Resource: "endpointses"},
+		{Group: "", Version: "v1", Resource: "endpointss"},
 		{Group: "", Version: "v1", Resource: "services"},
 	}
 	for _, gvr := range free {

@@ -169,9 +169,12 @@ func Start(opts Options) (_ *Env, retErr error) {
 		// No controller-manager runs: pods would need a default service account.
 		"--disable-admission-plugins=ServiceAccount",
 		"--endpoint-reconciler-type=none",
-		// Secrets are served without a watch cache so that watches go straight
-		// to etcd and an etcd compaction surfaces as 410 Gone to informers.
-		"--watch-cache-sizes=secrets#0",
+		// ConfigMaps are served without a watch cache: lists go to etcd (so
+		// limit/continue paging really happens, the watch cache ignores limit
+		// for resourceVersion=0) and watches go straight to etcd (so an etcd
+		// compaction surfaces as 410 Gone to informers). Every other resource,
+		// e.g. Secrets, keeps the watch cache.
+		"--watch-cache-sizes=configmaps#0",
 		"--profiling=false",
 		"--v=1",
 	}
