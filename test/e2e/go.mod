@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	go.etcd.io/etcd/client/v3 v3.7.0
+	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.27.1
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

@@ -17,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -236,3 +237,5 @@ func eventually(timeout, interval time.Duration, cond func() bool) bool {
 		time.Sleep(interval)
 	}
 }
+
+func everything() labels.Selector { return labels.Everything() }
