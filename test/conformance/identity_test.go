@@ -1,0 +1,54 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	informers "github.com/kubeinformers/informers"
+	upstream "k8s.io/client-go/informers"
+)
+
+// TestInformerIdentity checks that every informer registers its identity
+// under the GVR that ForResource accepts (the API server's plural), and
+// counts how many client-go gets wrong. InformerName.WithResource reports
+// a GVR as not reserved when an informer already registered it.
+func TestInformerIdentity(t *testing.T) {
+	// Probing a taken GVR logs a "duplicate registration" error per
+	// resource; that is the point here, so keep the test output readable.
+	klog.SetLogger(logr.Discard())
+	defer klog.ClearLogger()
+
+	oursName, err := cache.NewInformerName("conformance-ours")
+	if err != nil {
+		t.Fatal(err)
+	}
+	upName, err := cache.NewInformerName("conformance-upstream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := informers.NewSharedInformerFactoryWithOptions(fake.NewSimpleClientset(), 0, informers.WithInformerName(oursName))
+	up := upstream.NewSharedInformerFactoryWithOptions(fake.NewSimpleClientset(), 0, upstream.WithInformerName(upName))
+	defer ours.Shutdown()
+	defer up.Shutdown()
+	for _, r := range resources {
+		r.ours(ours)
+		r.upstream(up)
+	}
+	upstreamWrong := 0
+	for _, r := range resources {
+		if oursName.WithResource(r.gvr).Reserved() {
+			t.Errorf("%s: no informer registered this GVR", r.gvr)
+		}
+		if upName.WithResource(r.gvr).Reserved() {
+			upstreamWrong++
+		}
+	}
+	t.Logf("identity GVR differs from the served resource: ours 0, client-go %d of %d", upstreamWrong, len(resources))
+	if upstreamWrong == 0 {
+		t.Errorf("client-go registered every identity correctly; the comparison no longer shows a difference")
+	}
+}
