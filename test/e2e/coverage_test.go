@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 
-	informers "k8s.io/client-go/informers"
+	informers "github.com/kubeinformers/informers"
 )
 
 // expectedForResource is the number of GVRs the factory's ForResource accepts.

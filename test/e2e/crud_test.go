@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	informers "k8s.io/client-go/informers"
+	informers "github.com/kubeinformers/informers"
 )
 
 // crudKind drives one resource kind through create/update/delete.

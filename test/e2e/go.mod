@@ -3,6 +3,7 @@ module github.com/kubeinformers/informers/test/e2e
 go 1.26.0
 
 require (
+	github.com/kubeinformers/informers v0.0.0-00010101000000-000000000000
 	go.etcd.io/etcd/client/v3 v3.7.0
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.27.1

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	informers "k8s.io/client-go/informers"
+	informers "github.com/kubeinformers/informers"
 )
 
 func mkCM(t *testing.T, c *tcx, ns, name string, lbl map[string]string) *corev1.ConfigMap {

@@ -17,7 +17,7 @@ import (
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/kubernetes"
 
-	informers "k8s.io/client-go/informers"
+	informers "github.com/kubeinformers/informers"
 )
 
 const paginationObjects = 3000

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	informers "k8s.io/client-go/informers"
+	informers "github.com/kubeinformers/informers"
 
 	"github.com/kubeinformers/informers/test/e2e/testenv"
 )

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	informers "k8s.io/client-go/informers"
+	informers "github.com/kubeinformers/informers"
 )
 
 func TestCleanShutdownNoLeaks(t *testing.T) {
