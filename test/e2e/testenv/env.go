@@ -109,6 +109,7 @@ func Start(opts Options) (_ *Env, retErr error) {
 	e := &Env{Dir: dir, BinDir: bin, AdminToken: randToken(), LimitedToken: randToken(), keepDir: os.Getenv("E2E_KEEP_DIR") != ""}
 	defer func() {
 		if retErr != nil {
+			e.keepDir = true // keep the logs named in the error
 			retErr = fmt.Errorf("%w\n%s", retErr, e.LogTails(80))
 			_ = e.Stop()
 		}
@@ -145,6 +146,7 @@ func Start(opts Options) (_ *Env, retErr error) {
 		bin:     filepath.Join(bin, "etcd"),
 		logPath: filepath.Join(dir, "etcd.log"),
 		args: []string{
+			"--name=e2e",
 			"--data-dir=" + filepath.Join(dir, "etcd-data"),
 			"--listen-client-urls=" + e.EtcdURL,
 			fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", peerPort),
