@@ -317,7 +317,9 @@ func contains(s []string, n string) bool {
 // informer cache and handler view converges to the server state exactly.
 func TestReliabilityFaults(t *testing.T) {
 	c := setup(t)
-	const convergeTimeout = 60 * time.Second
+	// Generous: after repeated faults the reflector's backoff (800ms doubling to
+	// 30s, jittered up to 2x, reset after 2 quiet minutes) dominates recovery.
+	const convergeTimeout = 120 * time.Second
 
 	cc := &connCounter{}
 	rec := &recorder{label: "admin"}
