@@ -42,8 +42,10 @@ var podTemplate = corev1.PodTemplateSpec{
 func crudKinds() []crudKind {
 	return []crudKind{
 		{
-			name:     "core/v1 ConfigMap",
-			informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer { return f.Core().V1().ConfigMaps().Informer() },
+			name: "core/v1 ConfigMap",
+			informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Core().V1().ConfigMaps().Informer()
+			},
 			get: func(f informers.SharedInformerFactory, ns, n string) (metav1.Object, error) {
 				return f.Core().V1().ConfigMaps().Lister().ConfigMaps(ns).Get(n)
 			},
@@ -63,8 +65,10 @@ func crudKinds() []crudKind {
 			},
 		},
 		{
-			name:     "apps/v1 Deployment",
-			informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer { return f.Apps().V1().Deployments().Informer() },
+			name: "apps/v1 Deployment",
+			informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Apps().V1().Deployments().Informer()
+			},
 			get: func(f informers.SharedInformerFactory, ns, n string) (metav1.Object, error) {
 				return f.Apps().V1().Deployments().Lister().Deployments(ns).Get(n)
 			},
@@ -89,8 +93,10 @@ func crudKinds() []crudKind {
 			},
 		},
 		{
-			name:     "batch/v1 Job",
-			informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer { return f.Batch().V1().Jobs().Informer() },
+			name: "batch/v1 Job",
+			informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Batch().V1().Jobs().Informer()
+			},
 			get: func(f informers.SharedInformerFactory, ns, n string) (metav1.Object, error) {
 				return f.Batch().V1().Jobs().Lister().Jobs(ns).Get(n)
 			},
@@ -114,8 +120,10 @@ func crudKinds() []crudKind {
 			},
 		},
 		{
-			name:     "networking/v1 NetworkPolicy",
-			informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer { return f.Networking().V1().NetworkPolicies().Informer() },
+			name: "networking/v1 NetworkPolicy",
+			informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Networking().V1().NetworkPolicies().Informer()
+			},
 			get: func(f informers.SharedInformerFactory, ns, n string) (metav1.Object, error) {
 				return f.Networking().V1().NetworkPolicies().Lister().NetworkPolicies(ns).Get(n)
 			},
@@ -135,8 +143,10 @@ func crudKinds() []crudKind {
 			},
 		},
 		{
-			name:     "rbac/v1 Role",
-			informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer { return f.Rbac().V1().Roles().Informer() },
+			name: "rbac/v1 Role",
+			informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Rbac().V1().Roles().Informer()
+			},
 			get: func(f informers.SharedInformerFactory, ns, n string) (metav1.Object, error) {
 				return f.Rbac().V1().Roles().Lister().Roles(ns).Get(n)
 			},
