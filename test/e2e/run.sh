@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Single entry point for the e2e / reliability suite:
 #   1. builds kube-apiserver v1.37.2 and etcd via hack/testenv/build.sh when
-#      missing or stale (cold: ~10-20 min on 2 cores; warm: skipped),
+#      missing or stale (cold: ~5 min on 2 cores; warm: skipped),
 #   2. runs the suite with the race detector against them.
 # Extra arguments go to `go test`, e.g. test/e2e/run.sh -run TestPagination -v
 set -euo pipefail
