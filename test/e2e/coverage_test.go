@@ -84,6 +84,13 @@ func schemeGVRs() sets.Set[schema.GroupVersionResource] {
 func TestCoverageAllServedResourcesSync(t *testing.T) {
 	c := setup(t)
 	dc := discovery.NewDiscoveryClientForConfigOrDie(c.cfg)
+	if v, err := dc.ServerVersion(); err != nil {
+		t.Errorf("/version: %v", err)
+	} else if v.GitVersion != "v1.37.2" || v.Major != "1" || v.Minor != "37" {
+		t.Errorf("/version = %s (major %q minor %q), want v1.37.2: hack/testenv/build.sh ldflags not applied?", v.GitVersion, v.Major, v.Minor)
+	} else {
+		t.Logf("kube-apiserver %s (%s)", v.GitVersion, v.GoVersion)
+	}
 	served := servedListWatchGVRs(t, dc)
 
 	probe := informers.NewSharedInformerFactory(kubernetes.NewForConfigOrDie(c.cfg), 0)
