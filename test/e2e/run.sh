@@ -16,7 +16,8 @@ TESTENV_BIN_DIR="$E2E_BIN_DIR" bash "$repo/hack/testenv/build.sh"
 cd "$here"
 start=$(date +%s)
 set +e
-go test -race -count=1 -timeout 40m "$@" ./...
+# -v so that the coverage count and the fault table reach the CI log.
+go test -race -count=1 -timeout 40m -v "$@" ./...
 rc=$?
 set -e
 echo "e2e: go test finished with exit code $rc in $(( $(date +%s) - start ))s"
