@@ -3,7 +3,7 @@
 #   1. builds kube-apiserver v1.37.2 and etcd via hack/testenv/build.sh when
 #      missing or stale (cold: ~5 min on 2 cores; warm: skipped),
 #   2. runs the suite with the race detector against them.
-# Extra arguments go to `go test`, e.g. test/e2e/run.sh -run TestPagination -v
+# Extra arguments go to `go test`, e.g. test/e2e/run.sh -run TestPagination
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
