@@ -424,8 +424,8 @@ func (f *sharedInformerFactory) informerForResource(resource schema.GroupVersion
 	return nil
 }
 
-// supportedResources lists every resource ForResource accepts, sorted by
-// group, version and resource.
+// supportedResources lists every resource ForResource accepts, grouped by
+// API group and version.
 var supportedResources = []schema.GroupVersionResource{
 	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingadmissionpolicies"},
 	{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingadmissionpolicybindings"},
