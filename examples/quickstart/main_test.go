@@ -198,6 +198,9 @@ func TestLoadKubeconfig(t *testing.T) {
 		}
 		return p
 	}
+	// clientcmd checks that referenced files exist, as in a real kubeconfig.
+	write("a/ca.crt", "placeholder CA")
+	write("a/token", "placeholder-token")
 	first := write("a/config", `
 apiVersion: v1
 kind: Config
