@@ -45,21 +45,26 @@ type Object interface {
 // goroutine: list and watch return an error that names the resource.
 func NewInformer[T Object, L runtime.Object](client kubernetes.Interface, gvr schema.GroupVersionResource, options internalinterfaces.InformerOptions, example T, newClient func() Client[L]) cache.TypedSharedIndexInformer[T] {
 	tweak := options.TweakListOptions
-	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	// prepare applies the tweak to a request's options, or says why no
+	// request can be made.
+	prepare := func(verb string, opts *metav1.ListOptions) error {
 		if client == nil {
-			return nil, fmt.Errorf("informers: cannot list %s: the kubernetes.Interface is nil", gvr)
+			return fmt.Errorf("informers: cannot %s %s: the kubernetes.Interface is nil", verb, gvr)
 		}
 		if tweak != nil {
-			tweak(&opts)
+			tweak(opts)
+		}
+		return nil
+	}
+	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		if err := prepare("list", &opts); err != nil {
+			return nil, err
 		}
 		return newClient().List(ctx, opts)
 	}
 	watchFunc := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-		if client == nil {
-			return nil, fmt.Errorf("informers: cannot watch %s: the kubernetes.Interface is nil", gvr)
-		}
-		if tweak != nil {
-			tweak(&opts)
+		if err := prepare("watch", &opts); err != nil {
+			return nil, err
 		}
 		return newClient().Watch(ctx, opts)
 	}
