@@ -31,6 +31,13 @@ type config struct {
 	// TestTable, if not empty, is the path (relative to the output root)
 	// of the generated resource table for the conformance tests.
 	TestTable string
+	// Adapter, if not empty, is the path (relative to the output root) of
+	// the generated wrappers behind clientgo.Adapt, which presents the
+	// factory as ClientGoInformers' SharedInformerFactory.
+	Adapter string
+	// ClientGoInformers is the import path of client-go's informers, whose
+	// group, version and kind interfaces the adapter implements.
+	ClientGoInformers string
 }
 
 // emit renders the model into files, keyed by slash-separated path relative
@@ -79,6 +86,11 @@ func emit(cfg config, groups []Group) (map[string][]byte, error) {
 	}
 	if cfg.TestTable != "" {
 		if err := render("testtable", cfg.TestTable, all); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Adapter != "" {
+		if err := render("clientgo", cfg.Adapter, all); err != nil {
 			return nil, err
 		}
 	}

@@ -21,6 +21,9 @@ func fixtureConfig() config {
 		Clientset: "example.com/client/clientset",
 		Listers:   "example.com/client/listers",
 		TestTable: "test/conformance/resources_generated_test.go",
+
+		Adapter:           "clientgo/zz_generated_adapter.go",
+		ClientGoInformers: "example.com/client/informers",
 	}
 }
 

@@ -37,6 +37,8 @@ func run(args []string) error {
 	clientset := fs.String("clientset", "k8s.io/client-go/kubernetes", "import path of the typed clientset")
 	listers := fs.String("listers", "k8s.io/client-go/listers", "import path of the listers' root")
 	testTable := fs.String("test-table", "test/conformance/resources_generated_test.go", "where to write the conformance test table (empty: none)")
+	adapter := fs.String("clientgo-adapter", "clientgo/zz_generated_adapter.go", "where to write the wrappers behind clientgo.Adapt (empty: none)")
+	clientGoInformers := fs.String("clientgo-informers", "k8s.io/client-go/informers", "import path of client-go's informers, which the adapter implements")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,7 +57,8 @@ func run(args []string) error {
 	if len(groups) == 0 {
 		return fmt.Errorf("no type in %s can be listed and watched", *input)
 	}
-	files, err := emit(config{Module: module, Clientset: *clientset, Listers: *listers, TestTable: *testTable}, groups)
+	files, err := emit(config{Module: module, Clientset: *clientset, Listers: *listers, TestTable: *testTable,
+		Adapter: *adapter, ClientGoInformers: *clientGoInformers}, groups)
 	if err != nil {
 		return err
 	}
