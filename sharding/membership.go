@@ -1,0 +1,627 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package sharding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// LabelController is the label on every member Lease; its value is
+// [MembershipConfig.Controller]. Members of one controller list and watch the
+// Leases with their value, so several controllers can share a namespace.
+const LabelController = "sharding.kubeinformers.io/controller"
+
+// Defaults suggested for [MembershipConfig]: a member that dies is replaced
+// after at most DefaultLeaseDuration; renewing every third of it leaves two
+// renewals of slack for a slow API server.
+const (
+	DefaultLeaseDuration = 15 * time.Second
+	DefaultRenewInterval = 5 * time.Second
+)
+
+// MembershipConfig configures a [Membership]. Every field but Clock is
+// required.
+type MembershipConfig struct {
+	// Client reaches the API server; only its coordination.k8s.io/v1 Leases
+	// are used (get, create, update, delete, list and watch in Namespace).
+	Client kubernetes.Interface
+	// Namespace holds the member Leases.
+	Namespace string
+	// Controller names the sharded controller; its members are the Leases
+	// labelled LabelController=Controller. It must be a valid label value.
+	Controller string
+	// Identity names this member, unique among the members: the pod name
+	// is a good choice. Two live processes with one Identity share one Lease
+	// and own the same ranges.
+	Identity string
+	// LeaseDuration is how long a member stays live after its last renewal:
+	// a whole number of seconds, at least one.
+	LeaseDuration time.Duration
+	// RenewInterval is how often this member renews its Lease; it must be
+	// shorter than LeaseDuration (a third of it is a good value).
+	RenewInterval time.Duration
+	// Clock is the time source; nil means the real clock. Tests inject a
+	// fake one.
+	Clock clock.WithTicker
+}
+
+// Membership is one member of a sharded controller. It holds its own
+// coordination.k8s.io/v1 Lease, renews it, watches the other members' Leases
+// and tells subscribers which hash ranges this member owns.
+//
+// # Members
+//
+// A Lease labelled [LabelController] with the controller's name is a live
+// member while renewTime + leaseDurationSeconds is after the observer's
+// clock; its identity is spec.holderIdentity. A member counts itself live
+// while the renewTime of its own last successful write is unexpired by the
+// same rule, so a member that cannot renew drops its ranges at the same
+// instant (up to clock skew) at which the others consider it gone.
+// Expiry is evaluated on a timer set to the next expiry, not on a poll.
+//
+// # Assignment
+//
+// See [Assign]: the live identities are sorted and member i of n owns
+// [Split](i, n). Every member that sees the same live Leases computes the same
+// assignment; no leader, no consensus: the Leases and the API server's
+// optimistic concurrency (each update carries the Lease's resourceVersion)
+// are the whole protocol.
+//
+// # Bounds
+//
+// Let D be the lease duration, R the renew interval, W the time for the
+// slowest member to observe a Lease change through its watch, ε the
+// clock skew between members and L the time a factory takes to relist a
+// range it has gained. Then:
+//
+//   - Owned twice: after a join, or a graceful leave, a range may be owned by
+//     its old and its new owner for at most W (the old owner lets go when it
+//     sees the change; the new owner may already hold it), plus L if the
+//     old owner's factory only drops the range once the informer for its
+//     new ranges has relisted. After an expiry, at most ε: both sides apply
+//     the same expiry instant, the expired member to itself (it stops
+//     owning), the others to it.
+//   - Owned by nobody: a member that dies unannounced last renewed at
+//     some t ≤ its death; its ranges are taken over at t + D (+ ε), and
+//     covered once the new owner has relisted: at most D + ε + L after the
+//     death. A graceful [Membership.Stop] deletes the Lease, so the gap is
+//     at most W + L. A watch that lags only shortens ownership of the
+//     others' stale ranges or lengthens double ownership; it never widens
+//     the gap beyond D + ε + L, because an unseen renewal expires sooner.
+//
+// Subscribers see ranges, not objects: the factory is responsible for
+// switching its informers and for the delete and add notifications of
+// objects that leave or join its shard.
+type Membership struct {
+	cfg       MembershipConfig
+	clock     clock.WithTicker
+	leases    coordinationv1client.LeaseInterface
+	leaseName string
+	durSec    int32
+
+	changed chan struct{} // informer events, capacity 1
+
+	// lifecycle serialises Start and Stop, so Stop never races a Start
+	// that is still writing the Lease or listing the members.
+	lifecycle sync.Mutex
+
+	mu        sync.Mutex
+	state     int // stateNew, stateRunning, stateStopped
+	lease     *coordinationv1.Lease
+	lastRenew time.Time // renewTime of our last successful write
+	computed  bool      // the first assignment is known
+	members   []string
+	ranges    []Range
+	subs      map[int]chan []Range
+	nextSub   int
+	informer  cache.SharedIndexInformer
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+const (
+	stateNew = iota
+	stateRunning
+	stateStopped
+)
+
+// NewMembership validates cfg and returns a Membership that has not yet
+// written its Lease; call [Membership.Start].
+func NewMembership(cfg MembershipConfig) (*Membership, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("sharding: MembershipConfig.Client is nil")
+	}
+	if cfg.Namespace == "" {
+		return nil, errors.New("sharding: MembershipConfig.Namespace is empty")
+	}
+	if errs := validation.IsDNS1123Label(cfg.Namespace); len(errs) > 0 {
+		return nil, fmt.Errorf("sharding: MembershipConfig.Namespace %q: %v", cfg.Namespace, errs)
+	}
+	if cfg.Controller == "" {
+		return nil, errors.New("sharding: MembershipConfig.Controller is empty")
+	}
+	if errs := validation.IsValidLabelValue(cfg.Controller); len(errs) > 0 {
+		return nil, fmt.Errorf("sharding: MembershipConfig.Controller %q is not a valid label value: %v", cfg.Controller, errs)
+	}
+	if cfg.Identity == "" {
+		return nil, errors.New("sharding: MembershipConfig.Identity is empty")
+	}
+	leaseName := cfg.Controller + "-" + cfg.Identity
+	if errs := validation.IsDNS1123Subdomain(leaseName); len(errs) > 0 {
+		return nil, fmt.Errorf("sharding: Lease name %q (controller-identity) for identity %q: %v", leaseName, cfg.Identity, errs)
+	}
+	if cfg.LeaseDuration <= 0 {
+		return nil, fmt.Errorf("sharding: MembershipConfig.LeaseDuration %v must be positive", cfg.LeaseDuration)
+	}
+	if cfg.LeaseDuration%time.Second != 0 {
+		// Lease.spec.leaseDurationSeconds is whole seconds; rounding would make
+		// this member and the others disagree on its expiry.
+		return nil, fmt.Errorf("sharding: MembershipConfig.LeaseDuration %v must be a whole number of seconds", cfg.LeaseDuration)
+	}
+	if cfg.LeaseDuration/time.Second > 1<<31-1 {
+		return nil, fmt.Errorf("sharding: MembershipConfig.LeaseDuration %v is too long", cfg.LeaseDuration)
+	}
+	if cfg.RenewInterval <= 0 {
+		return nil, fmt.Errorf("sharding: MembershipConfig.RenewInterval %v must be positive", cfg.RenewInterval)
+	}
+	if cfg.RenewInterval >= cfg.LeaseDuration {
+		return nil, fmt.Errorf("sharding: MembershipConfig.RenewInterval %v must be shorter than LeaseDuration %v", cfg.RenewInterval, cfg.LeaseDuration)
+	}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &Membership{
+		cfg:       cfg,
+		clock:     clk,
+		leases:    cfg.Client.CoordinationV1().Leases(cfg.Namespace),
+		leaseName: leaseName,
+		durSec:    int32(cfg.LeaseDuration / time.Second),
+		changed:   make(chan struct{}, 1),
+		subs:      map[int]chan []Range{},
+	}, nil
+}
+
+// Assign is the assignment every member computes: the distinct identities in
+// members, sorted, and member i of n owning [Split](i, n). It returns one
+// Range per identity.
+//
+// Contiguous equal ranges were chosen over rendezvous hashing of many small
+// slots: each member's shard is one shardRange clause (the shortest
+// selector and exactly what a static WithShard(i, n) sends), and shards are
+// equal to within one hash value, so memory per replica is 1/n. The price
+// is movement: a join or leave shifts the boundaries of most members, so
+// about half of the space changes owner and each member relists once. Joins
+// and leaves are rare next to the events a controller handles, and one
+// relist is what a restart would cost anyway.
+func Assign(members []string) map[string]Range {
+	ids := sortedUnique(members)
+	out := make(map[string]Range, len(ids))
+	for i, id := range ids {
+		r, _ := Split(i, len(ids)) // 0 <= i < len(ids): cannot fail
+		out[id] = r
+	}
+	return out
+}
+
+func sortedUnique(members []string) []string {
+	ids := slices.Clone(members)
+	sort.Strings(ids)
+	return slices.Compact(ids)
+}
+
+// Start writes this member's Lease, waits until the other members' Leases
+// are listed, computes the first assignment and starts renewing. It returns
+// the first error writing the Lease (for example Forbidden) without retrying.
+//
+// ctx bounds the membership's life: cancelling it stops renewal without
+// releasing the Lease, like a crash (the others take over after the lease
+// duration). Call [Membership.Stop] to hand over at once.
+func (m *Membership) Start(ctx context.Context) error {
+	m.lifecycle.Lock()
+	defer m.lifecycle.Unlock()
+	m.mu.Lock()
+	if m.state != stateNew {
+		m.mu.Unlock()
+		return fmt.Errorf("sharding: membership %s/%s already started", m.cfg.Namespace, m.leaseName)
+	}
+	m.state = stateRunning
+	m.mu.Unlock()
+
+	if err := m.renew(ctx); err != nil {
+		m.mu.Lock()
+		m.state = stateStopped
+		m.closeSubsLocked()
+		m.mu.Unlock()
+		return err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	sel := LabelController + "=" + m.cfg.Controller
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = sel
+			return m.leases.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = sel
+			return m.leases.Watch(ctx, o)
+		},
+	}
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, m.cfg.Client), &coordinationv1.Lease{}, 0, cache.Indexers{})
+	signal := func() {
+		select {
+		case m.changed <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(interface{}) { signal() },
+		UpdateFunc: func(interface{}, interface{}) { signal() },
+		DeleteFunc: func(interface{}) { signal() },
+	}); err != nil {
+		cancel()
+		return fmt.Errorf("sharding: watch Leases: %w", err)
+	}
+	done := make(chan struct{})
+	m.mu.Lock()
+	m.informer, m.cancel, m.done = inf, cancel, done
+	m.mu.Unlock()
+
+	infDone := make(chan struct{})
+	go func() {
+		defer close(infDone)
+		inf.RunWithContext(runCtx)
+	}()
+	if !cache.WaitForCacheSync(runCtx.Done(), inf.HasSynced) {
+		cancel()
+		<-infDone
+		close(done)
+		m.mu.Lock()
+		m.state = stateStopped
+		m.closeSubsLocked()
+		m.mu.Unlock()
+		return fmt.Errorf("sharding: list Leases %q in namespace %s: %w", sel, m.cfg.Namespace, context.Cause(runCtx))
+	}
+	next := m.recompute()
+	go func() {
+		defer close(done)
+		defer func() { <-infDone }()
+		m.loop(runCtx, next)
+	}()
+	return nil
+}
+
+func (m *Membership) loop(ctx context.Context, next time.Time) {
+	logger := klog.FromContext(ctx)
+	ticker := m.clock.NewTicker(m.cfg.RenewInterval)
+	defer ticker.Stop()
+	var timer clock.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		// One timer at the next expiry of any live Lease, ours included, so
+		// an expiry is applied when it happens rather than at the next tick.
+		if timer != nil {
+			timer.Stop()
+			timer = nil
+		}
+		var expiry <-chan time.Time
+		if !next.IsZero() {
+			timer = m.clock.NewTimer(next.Sub(m.clock.Now()))
+			expiry = timer.C()
+		}
+		select {
+		case <-ctx.Done():
+			m.mu.Lock()
+			if m.state == stateRunning {
+				// Cancelled without Stop: no longer a member here, and the
+				// Lease expires for the others.
+				m.state = stateStopped
+				m.closeSubsLocked()
+			}
+			m.mu.Unlock()
+			return
+		case <-ticker.C():
+			if err := m.renew(ctx); err != nil && ctx.Err() == nil {
+				logger.Error(err, "Renewing shard membership Lease failed; retrying at the next interval", "namespace", m.cfg.Namespace, "lease", m.leaseName)
+			}
+		case <-expiry:
+		case <-m.changed:
+		}
+		next = m.recompute()
+	}
+}
+
+// renew creates or updates this member's Lease with renewTime = now. The
+// update carries the resourceVersion last read, so a concurrent writer of the
+// same Lease makes it fail with a Conflict instead of being overwritten
+// blindly; it is then re-read and written once more.
+func (m *Membership) renew(ctx context.Context) error {
+	// The server stores renewTime in microseconds; truncating here keeps our
+	// own expiry identical to the one the others compute from the Lease.
+	now := m.clock.Now().Truncate(time.Microsecond)
+	m.mu.Lock()
+	cur := m.lease.DeepCopy()
+	m.mu.Unlock()
+
+	timeout := m.cfg.RenewInterval
+	if timeout > 10*time.Second {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	var written *coordinationv1.Lease
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		if cur == nil {
+			cur, err = m.leases.Get(ctx, m.leaseName, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				cur, err = nil, nil
+			}
+			if err != nil {
+				break
+			}
+		}
+		if cur == nil {
+			written, err = m.leases.Create(ctx, m.newLease(now), metav1.CreateOptions{})
+		} else {
+			written, err = m.leases.Update(ctx, m.updatedLease(cur, now), metav1.UpdateOptions{})
+		}
+		if err == nil || !(apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err)) {
+			break
+		}
+		cur = nil // re-read and retry once
+	}
+	if err != nil {
+		return fmt.Errorf("sharding: renew Lease %s/%s: %w", m.cfg.Namespace, m.leaseName, err)
+	}
+	m.mu.Lock()
+	m.lease = written
+	m.lastRenew = now
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *Membership) newLease(now time.Time) *coordinationv1.Lease {
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: m.leaseName, Namespace: m.cfg.Namespace}}
+	l.Spec.AcquireTime = ptrMicro(now)
+	return m.updatedLease(l, now)
+}
+
+func (m *Membership) updatedLease(l *coordinationv1.Lease, now time.Time) *coordinationv1.Lease {
+	l = l.DeepCopy()
+	if l.Labels == nil {
+		l.Labels = map[string]string{}
+	}
+	l.Labels[LabelController] = m.cfg.Controller
+	id, dur := m.cfg.Identity, m.durSec
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != id || l.Spec.AcquireTime == nil {
+		l.Spec.AcquireTime = ptrMicro(now)
+	}
+	l.Spec.HolderIdentity = &id
+	l.Spec.LeaseDurationSeconds = &dur
+	l.Spec.RenewTime = ptrMicro(now)
+	return l
+}
+
+func ptrMicro(t time.Time) *metav1.MicroTime {
+	mt := metav1.NewMicroTime(t)
+	return &mt
+}
+
+// recompute derives the live members and this member's ranges, notifies
+// subscribers when the ranges changed, and returns the next expiry instant
+// (zero if none).
+func (m *Membership) recompute() time.Time {
+	now := m.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != stateRunning {
+		return time.Time{}
+	}
+	var next time.Time
+	earliest := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	var live []string
+	for _, obj := range m.informer.GetStore().List() {
+		l, ok := obj.(*coordinationv1.Lease)
+		if !ok || l.Labels[LabelController] != m.cfg.Controller {
+			continue
+		}
+		id := holder(l)
+		if id == "" || id == m.cfg.Identity {
+			continue // ours is judged by our own last successful write below
+		}
+		if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil || *l.Spec.LeaseDurationSeconds <= 0 {
+			continue
+		}
+		exp := l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second)
+		if exp.After(now) {
+			live = append(live, id)
+			earliest(exp)
+		}
+	}
+	if exp := m.lastRenew.Add(m.cfg.LeaseDuration); exp.After(now) {
+		live = append(live, m.cfg.Identity)
+		earliest(exp)
+	}
+	live = sortedUnique(live)
+	var ranges []Range
+	if r, ok := Assign(live)[m.cfg.Identity]; ok {
+		ranges = []Range{r}
+	}
+	if !slices.Equal(live, m.members) {
+		klog.V(2).InfoS("Shard membership changed", "namespace", m.cfg.Namespace, "controller", m.cfg.Controller, "identity", m.cfg.Identity, "members", live, "ranges", fmt.Sprint(ranges))
+	}
+	m.members = live
+	if !m.computed || !slices.Equal(ranges, m.ranges) {
+		m.computed = true
+		m.ranges = ranges
+		for _, ch := range m.subs {
+			sendLatest(ch, slices.Clone(ranges))
+		}
+	}
+	return next
+}
+
+// holder is the member identity of a Lease: spec.holderIdentity.
+func holder(l *coordinationv1.Lease) string {
+	if l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+// sendLatest replaces any unread value in ch (capacity 1) with v, so a slow
+// subscriber never blocks the membership and always reads the newest ranges.
+// Callers hold m.mu, the only sender.
+func sendLatest(ch chan []Range, v []Range) {
+	select {
+	case <-ch:
+	default:
+	}
+	ch <- v
+}
+
+func (m *Membership) closeSubsLocked() {
+	for id, ch := range m.subs {
+		close(ch)
+		delete(m.subs, id)
+	}
+}
+
+// Subscribe returns a channel that receives this member's ranges: the
+// current ones at once if the membership is running, then each change. An
+// empty slice means this member owns nothing (it is not live, for example
+// because it could not renew its Lease): its informers must stop rather
+// than send an empty shard selector, which would select everything. Only the
+// newest value is kept for a slow reader. The channel is closed when the
+// membership stops; cancel unsubscribes and closes it early.
+func (m *Membership) Subscribe() (<-chan []Range, func()) {
+	ch := make(chan []Range, 1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state == stateStopped {
+		close(ch)
+		return ch, func() {}
+	}
+	id := m.nextSub
+	m.nextSub++
+	m.subs[id] = ch
+	if m.state == stateRunning && m.computed {
+		ch <- slices.Clone(m.ranges)
+	}
+	return ch, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if c, ok := m.subs[id]; ok {
+			close(c)
+			delete(m.subs, id)
+		}
+	}
+}
+
+// Ranges is this member's current ranges (empty when it owns nothing).
+func (m *Membership) Ranges() []Range {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.ranges)
+}
+
+// Members is the sorted identities of the live members, this one included
+// while its Lease is fresh.
+func (m *Membership) Members() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.members)
+}
+
+// LeaseName is the name of this member's Lease: Controller-Identity.
+func (m *Membership) LeaseName() string { return m.leaseName }
+
+// Stop hands over gracefully: it stops renewing, deletes this member's Lease
+// (so the others take its ranges over as soon as they see the deletion, not
+// after the lease duration) and closes the subscriber channels. It can be
+// called after ctx of Start was cancelled, and more than once; ctx bounds the
+// deletion.
+func (m *Membership) Stop(ctx context.Context) error {
+	m.lifecycle.Lock()
+	defer m.lifecycle.Unlock()
+	m.mu.Lock()
+	if m.state == stateNew {
+		m.state = stateStopped
+		m.closeSubsLocked()
+		m.mu.Unlock()
+		return nil
+	}
+	cancel, done := m.cancel, m.done
+	m.state = stateStopped
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done // the loop must not renew (recreate) the Lease after the delete
+	}
+
+	m.mu.Lock()
+	lease := m.lease
+	m.lease = nil
+	m.mu.Unlock()
+	var err error
+	if lease != nil {
+		// Preconditions: never delete a Lease someone else recreated under
+		// the same name since our last write.
+		uid := lease.UID
+		err = m.leases.Delete(ctx, m.leaseName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			err = nil
+		}
+	}
+	m.mu.Lock()
+	m.ranges, m.members = nil, nil
+	m.closeSubsLocked()
+	m.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("sharding: release Lease %s/%s: %w", m.cfg.Namespace, m.leaseName, err)
+	}
+	return nil
+}
