@@ -1,0 +1,111 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command apiparity checks that this module mirrors the exported API of
+// k8s.io/client-go/informers at the client-go version the root go.mod
+// selects: every exported identifier upstream must exist here with the same
+// signature once import paths are mapped from k8s.io/client-go/informers to
+// our module path. Identifiers we add are counted but are not failures.
+//
+//	cd hack && go run ./apiparity -module-dir ..
+//
+// It exits 1 when anything is missing or different.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"go/types"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/tools/go/packages"
+)
+
+// upstreamRoot is the package tree we mirror.
+const upstreamRoot = "k8s.io/client-go/informers"
+
+func main() {
+	moduleDir := flag.String("module-dir", ".", "root of the module that mirrors client-go's informers (the directory holding its go.mod)")
+	flag.Parse()
+	ok, err := run(os.Stdout, *moduleDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "apiparity:", err)
+		os.Exit(2)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+// run loads both trees in the context of the module at dir, so that the
+// client-go version is the one that module selects, compares them and writes
+// the report to w. It reports whether every upstream identifier matched.
+func run(w io.Writer, dir string) (bool, error) {
+	gomod := filepath.Join(dir, "go.mod")
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return false, fmt.Errorf("reading the mirror module: %w", err)
+	}
+	ourRoot := modfile.ModulePath(data)
+	if ourRoot == "" {
+		return false, fmt.Errorf("%s has no module line", gomod)
+	}
+	cfg := &packages.Config{
+		Mode: packages.NeedName | packages.NeedTypes | packages.NeedModule,
+		Dir:  dir,
+	}
+	pkgs, err := packages.Load(cfg, upstreamRoot+"/...", ourRoot+"/...")
+	if err != nil {
+		return false, fmt.Errorf("loading %s/... and %s/... in %s: %w", upstreamRoot, ourRoot, dir, err)
+	}
+	var up, ours []*types.Package
+	version := "(unknown version)"
+	for _, p := range pkgs {
+		if len(p.Errors) > 0 {
+			return false, fmt.Errorf("loading %s: %v", p.PkgPath, p.Errors[0])
+		}
+		switch {
+		case within(p.PkgPath, upstreamRoot):
+			up = append(up, p.Types)
+			if p.Module != nil {
+				version = p.Module.Version
+			}
+		case p.Name != "main" && !isInternal(p.PkgPath):
+			// Commands (examples) and internal packages are not API.
+			ours = append(ours, p.Types)
+		}
+	}
+	if len(up) == 0 {
+		return false, fmt.Errorf("no packages under %s in the build list of %s", upstreamRoot, gomod)
+	}
+	r := compare(up, ours, upstreamRoot, ourRoot)
+	fmt.Fprintf(w, "upstream: %s %s (%d packages); ours: %s (%d packages)\n", upstreamRoot, version, len(up), ourRoot, len(ours))
+	r.write(w)
+	return r.ok(), nil
+}
+
+// within reports whether path is root or a package below it.
+func within(path, root string) bool {
+	return path == root || strings.HasPrefix(path, root+"/")
+}
+
+func isInternal(path string) bool {
+	return strings.HasSuffix(path, "/internal") || strings.Contains(path, "/internal/")
+}
