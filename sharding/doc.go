@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package sharding splits the objects of a resource between the replicas of
 // a controller with the API server's sharded list and watch (KEP-5866,
 // alpha feature gate ShardedListAndWatch).
