@@ -1,3 +1,19 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 // Package testenv runs a real etcd and kube-apiserver on 127.0.0.1 for the
 // e2e suite. Binaries come from hack/testenv/build.sh (see BinDir).
 package testenv
@@ -8,6 +24,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,7 +34,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -49,7 +65,6 @@ type Env struct {
 	LimitedToken string
 	CAData       []byte
 
-	mu        sync.Mutex
 	etcd      *process
 	apiserver *process
 	keepDir   bool
@@ -65,13 +80,31 @@ func BinDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", ".cache", "testenv", "bin")
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// startAttempts bounds how often Start picks new ports after a port conflict.
+const startAttempts = 5
+
+// pickPorts returns n distinct ports that were free a moment ago; a variable
+// so that tests can hand out a taken port.
+//
+// Picking is inherently racy: the listeners are closed before etcd and
+// kube-apiserver bind, and another process (a parallel test binary, the
+// benchmark harness) may take a port in between. Handing the children the
+// bound address instead is not possible: kube-apiserver treats
+// --secure-port=0 as "do not serve HTTPS", and neither binary accepts an
+// inherited listener. So Start detects the conflict instead (the child exits
+// with "address already in use") and retries with new ports.
+var pickPorts = func(n int) ([]int, error) {
+	// Hold all listeners until every port is chosen, so they differ.
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("testenv: pick a free port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports, nil
 }
 
 func randToken() string {
@@ -126,28 +159,43 @@ func Start(opts Options) (_ *Env, retErr error) {
 		return nil, err
 	}
 
-	clientPort, err := freePort()
-	if err != nil {
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		ports, err := pickPorts(3)
+		if err != nil {
+			return nil, err
+		}
+		e.configure(opts, p, tokenFile, ports[0], ports[1], ports[2])
+		err = e.launch()
+		if err == nil {
+			return e, nil
+		}
+		if !errors.Is(err, errAddrInUse) || attempt == startAttempts {
+			return nil, fmt.Errorf("testenv: start (attempt %d of %d): %w", attempt, startAttempts, err)
+		}
+		// A port was taken after pickPorts chose it: start over on new
+		// ports with an empty etcd (the old one may hold a half-written
+		// member on the old peer URL).
+		if err := e.stopProcesses(); err != nil {
+			return nil, err
+		}
+		if err := os.RemoveAll(filepath.Join(dir, "etcd-data")); err != nil {
+			return nil, err
+		}
 	}
-	peerPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	apiPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+}
+
+// configure sets the URLs and command lines for the given ports.
+func (e *Env) configure(opts Options, p *pki, tokenFile string, clientPort, peerPort, apiPort int) {
 	e.EtcdURL = fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	e.APIServerURL = fmt.Sprintf("https://127.0.0.1:%d", apiPort)
 
 	e.etcd = &process{
 		name:    "etcd",
-		bin:     filepath.Join(bin, "etcd"),
-		logPath: filepath.Join(dir, "etcd.log"),
+		bin:     filepath.Join(e.BinDir, "etcd"),
+		logPath: filepath.Join(e.Dir, "etcd.log"),
 		args: []string{
 			"--name=e2e",
-			"--data-dir=" + filepath.Join(dir, "etcd-data"),
+			"--data-dir=" + filepath.Join(e.Dir, "etcd-data"),
 			"--listen-client-urls=" + e.EtcdURL,
 			fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", peerPort),
 		},
@@ -157,7 +205,7 @@ func Start(opts Options) (_ *Env, retErr error) {
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(apiPort),
-		"--cert-dir=" + filepath.Join(dir, "certs"),
+		"--cert-dir=" + filepath.Join(e.Dir, "certs"),
 		"--tls-cert-file=" + p.ServingCert,
 		"--tls-private-key-file=" + p.ServingKey,
 		"--token-auth-file=" + tokenFile,
@@ -182,38 +230,40 @@ func Start(opts Options) (_ *Env, retErr error) {
 	}
 	e.apiserver = &process{
 		name:    "kube-apiserver",
-		bin:     filepath.Join(bin, "kube-apiserver"),
-		logPath: filepath.Join(dir, "kube-apiserver.log"),
+		bin:     filepath.Join(e.BinDir, "kube-apiserver"),
+		logPath: filepath.Join(e.Dir, "kube-apiserver.log"),
 		args:    append(args, opts.ExtraArgs...),
 	}
+}
+
+// launch starts etcd, then kube-apiserver, each waiting until healthy.
+func (e *Env) launch() error {
 	if err := e.StartEtcd(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := e.startAPIServer(); err != nil {
-		return nil, err
-	}
-	return e, nil
+	return e.startAPIServer()
 }
 
 // Stop stops both processes (idempotent) and removes the temp dir unless
 // E2E_KEEP_DIR is set.
 func (e *Env) Stop() error {
-	var errs []string
-	if e.apiserver != nil {
-		if err := e.apiserver.stop(syscall.SIGTERM, 15*time.Second); err != nil {
-			errs = append(errs, err.Error())
-		}
-	}
-	if e.etcd != nil {
-		if err := e.etcd.stop(syscall.SIGTERM, 10*time.Second); err != nil {
-			errs = append(errs, err.Error())
-		}
-	}
+	err := e.stopProcesses()
 	if !e.keepDir && e.Dir != "" {
 		_ = os.RemoveAll(e.Dir)
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("testenv stop: %s", strings.Join(errs, "; "))
+	return err
+}
+
+func (e *Env) stopProcesses() error {
+	var errs []error
+	if e.apiserver != nil {
+		errs = append(errs, e.apiserver.stop(syscall.SIGTERM, 15*time.Second))
+	}
+	if e.etcd != nil {
+		errs = append(errs, e.etcd.stop(syscall.SIGTERM, 10*time.Second))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("testenv stop: %w", err)
 	}
 	return nil
 }

@@ -1,9 +1,26 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package testenv
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -12,6 +29,10 @@ import (
 	"syscall"
 	"time"
 )
+
+// errAddrInUse marks a start that failed because a port was taken between
+// picking it and the child binding it (see pickPorts).
+var errAddrInUse = errors.New("address already in use")
 
 // spawner starts child processes from one OS thread that never exits, so that
 // Pdeathsig (SIGKILL when the parent thread dies) fires only when the test
@@ -42,25 +63,34 @@ func spawn(cmd *exec.Cmd) error {
 	return <-done
 }
 
-// process is one running child (etcd or kube-apiserver) with its log file.
+// process is one child (etcd or kube-apiserver) with its log file. It can be
+// started again after it was stopped or after it exited on its own.
 type process struct {
 	name    string
 	bin     string
 	args    []string
 	logPath string
 
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	waitErr error
-	logFile *os.File
+	mu       sync.Mutex
+	cmd      *exec.Cmd // nil when never started or stopped
+	exited   chan struct{}
+	waitErr  error
+	logFile  *os.File
+	logStart int64 // offset in logPath where this run's output begins
 }
 
 func (p *process) start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd != nil {
-		return fmt.Errorf("%s already running", p.name)
+		select {
+		case <-p.exited:
+			// It crashed (or exited) without stop: release what the old run
+			// holds and start afresh.
+			p.closeLogLocked("exited")
+		default:
+			return fmt.Errorf("%s already running (pid %d)", p.name, p.cmd.Process.Pid)
+		}
 	}
 	if _, err := os.Stat(p.bin); err != nil {
 		return fmt.Errorf("%s binary: %w (build it with hack/testenv/build.sh)", p.name, err)
@@ -70,6 +100,11 @@ func (p *process) start() error {
 		return err
 	}
 	fmt.Fprintf(f, "\n===== %s starting at %s: %s %s\n", p.name, time.Now().Format(time.RFC3339Nano), p.bin, strings.Join(p.args, " "))
+	off, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("%s log: %w", p.name, err)
+	}
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Stdout = f
 	cmd.Stderr = f
@@ -78,9 +113,8 @@ func (p *process) start() error {
 		f.Close()
 		return fmt.Errorf("start %s: %w", p.name, err)
 	}
-	p.cmd, p.logFile = cmd, f
 	exited := make(chan struct{})
-	p.exited = exited
+	p.cmd, p.logFile, p.logStart, p.exited, p.waitErr = cmd, f, off, exited, nil
 	go func() {
 		err := cmd.Wait()
 		p.mu.Lock()
@@ -89,6 +123,15 @@ func (p *process) start() error {
 		close(exited)
 	}()
 	return nil
+}
+
+// closeLogLocked ends the current run's log section and forgets the run.
+func (p *process) closeLogLocked(how string) {
+	if p.logFile != nil {
+		fmt.Fprintf(p.logFile, "\n===== %s %s at %s\n", p.name, how, time.Now().Format(time.RFC3339Nano))
+		p.logFile.Close()
+	}
+	p.cmd, p.logFile = nil, nil
 }
 
 // running reports whether the process was started and has not exited.
@@ -106,7 +149,9 @@ func (p *process) running() bool {
 	}
 }
 
-// exitedErr returns a non-nil error if the process was started and has exited.
+// exitedErr returns a non-nil error if the process was started and has
+// exited. The error wraps errAddrInUse when this run's log says a port was
+// taken.
 func (p *process) exitedErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -115,41 +160,60 @@ func (p *process) exitedErr() error {
 	}
 	select {
 	case <-p.exited:
-		if p.waitErr == nil {
-			return fmt.Errorf("%s exited with status 0", p.name)
-		}
-		return fmt.Errorf("%s exited: %w", p.name, p.waitErr)
 	default:
 		return nil
 	}
+	err := fmt.Errorf("%s exited with status 0", p.name)
+	if p.waitErr != nil {
+		err = fmt.Errorf("%s exited: %w", p.name, p.waitErr)
+	}
+	if strings.Contains(p.logSinceStartLocked(), errAddrInUse.Error()) {
+		err = fmt.Errorf("%w: %w", err, errAddrInUse)
+	}
+	return err
+}
+
+// logSinceStartLocked returns what the current run wrote to the log.
+func (p *process) logSinceStartLocked() string {
+	f, err := os.Open(p.logPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.NewSectionReader(f, p.logStart, 1<<40))
+	return string(b)
 }
 
 // stop sends sig to the process group, waits up to grace, then SIGKILLs it.
+// A process that already exited is only cleaned up.
 func (p *process) stop(sig syscall.Signal, grace time.Duration) error {
 	p.mu.Lock()
-	cmd, exited, f := p.cmd, p.exited, p.logFile
+	cmd, exited := p.cmd, p.exited
 	p.mu.Unlock()
 	if cmd == nil {
 		return nil
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, sig)
 	select {
 	case <-exited:
-	case <-time.After(grace):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		// Already reaped: its pid (the group id) may belong to someone else now.
+	default:
+		_ = syscall.Kill(-cmd.Process.Pid, sig)
 		select {
 		case <-exited:
-		case <-time.After(30 * time.Second):
-			return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, cmd.Process.Pid)
+		case <-time.After(grace):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			select {
+			case <-exited:
+			case <-time.After(30 * time.Second):
+				return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, cmd.Process.Pid)
+			}
 		}
 	}
-	if f != nil {
-		fmt.Fprintf(f, "\n===== %s stopped at %s\n", p.name, time.Now().Format(time.RFC3339Nano))
-		f.Close()
-	}
 	p.mu.Lock()
-	p.cmd, p.logFile = nil, nil
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	if p.cmd == cmd { // not restarted meanwhile
+		p.closeLogLocked("stopped")
+	}
 	return nil
 }
 
