@@ -1,0 +1,212 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// The parent hands the child its job through the environment, so that the
+// child's command line stays short and tokens stay off it.
+const (
+	envVariant  = "BENCH_SCALE_CHILD"
+	envN        = "BENCH_SCALE_N"
+	envHost     = "BENCH_SCALE_HOST"
+	envToken    = "BENCH_SCALE_TOKEN"
+	envCAFile   = "BENCH_SCALE_CA_FILE"
+	envDeadline = "BENCH_SCALE_DEADLINE"
+	envProfile  = "BENCH_SCALE_PROFILE" // file prefix, empty for none
+)
+
+func childVariant() string { return os.Getenv(envVariant) }
+
+// result is what a child reports, as one JSON line on stdout.
+type result struct {
+	Variant    string  `json:"variant"`
+	N          int     `json:"n"`
+	Objects    int     `json:"objects"`
+	SyncSec    float64 `json:"syncSec"`
+	CPUSec     float64 `json:"cpuSec"`
+	HeapBytes  uint64  `json:"heapBytes"` // HeapInuse after GC, minus the same before the informer
+	HeapAlloc  uint64  `json:"heapAlloc"` // live bytes after GC, minus the same before
+	BytesRead  int64   `json:"bytesRead"` // response bytes read from the API server up to sync
+	Note       string  `json:"note,omitempty"`
+	Err        string  `json:"error,omitempty"`
+}
+
+// countingTransport counts the response body bytes the client reads (after
+// any transparent gzip decoding by net/http).
+type countingTransport struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if resp != nil && resp.Body != nil {
+		resp.Body = &countingBody{ReadCloser: resp.Body, n: t.n}
+	}
+	return resp, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// heapAfterGC returns HeapInuse and HeapAlloc once garbage is gone.
+func heapAfterGC() (inuse, alloc uint64) {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse, ms.HeapAlloc
+}
+
+// runChild measures one variant once and prints its result; a failure is
+// a result with Err set, so the parent can report it and go on.
+func runChild(variant string) int {
+	res := result{Variant: variant}
+	err := measure(&res)
+	if err != nil {
+		res.Err = err.Error()
+	}
+	b, _ := json.Marshal(res)
+	fmt.Println(string(b))
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func measure(res *result) error {
+	n, err := strconv.Atoi(os.Getenv(envN))
+	if err != nil {
+		return fmt.Errorf("child: %s=%q: %w", envN, os.Getenv(envN), err)
+	}
+	res.N = n
+	deadline, err := time.ParseDuration(os.Getenv(envDeadline))
+	if err != nil {
+		return fmt.Errorf("child: %s: %w", envDeadline, err)
+	}
+	v, ok := variantByName(res.Variant)
+	if !ok {
+		return fmt.Errorf("child: unknown variant %q", res.Variant)
+	}
+	var read atomic.Int64
+	cfg := &rest.Config{
+		Host:            os.Getenv(envHost),
+		BearerToken:     os.Getenv(envToken),
+		TLSClientConfig: rest.TLSClientConfig{CAFile: os.Getenv(envCAFile)},
+		QPS:             500,
+		Burst:           1000,
+		WrapTransport:   func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, n: &read} },
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+
+	profile := os.Getenv(envProfile)
+	inuse0, alloc0 := heapAfterGC()
+	if profile != "" {
+		f, err := os.Create(profile + ".cpu.pprof")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	cpu0, start := cpuTime(), time.Now()
+	run, err := v.run(ctx, cfg)
+	if err != nil {
+		if profile != "" {
+			pprof.StopCPUProfile()
+		}
+		return fmt.Errorf("%s: %w", res.Variant, err)
+	}
+	res.SyncSec = time.Since(start).Seconds()
+	res.CPUSec = (cpuTime() - cpu0).Seconds()
+	res.BytesRead = read.Load()
+	if profile != "" {
+		pprof.StopCPUProfile()
+	}
+	inuse1, alloc1 := heapAfterGC()
+	res.HeapBytes = sub(inuse1, inuse0)
+	res.HeapAlloc = sub(alloc1, alloc0)
+	res.Note = run.note
+	if profile != "" {
+		if err := writeHeapProfile(profile + ".heap.pprof"); err != nil {
+			return err
+		}
+	}
+	// Count last: listing may allocate, and must not count as cache.
+	res.Objects = run.count()
+	runtime.KeepAlive(run)
+	if res.Objects != n {
+		return fmt.Errorf("%s: synced %d Pods, want %d", res.Variant, res.Objects, n)
+	}
+	return nil
+}
+
+func sub(a, b uint64) uint64 {
+	if a < b {
+		return 0
+	}
+	return a - b
+}
+
+func writeHeapProfile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.WriteHeapProfile(f)
+}

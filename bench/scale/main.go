@@ -1,0 +1,198 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command scale measures memory and time to sync of Pod informers at
+// scale against a real kube-apiserver and etcd (test/e2e/testenv):
+// client-go's informers, this library's with and without the lean-memory
+// options, a metadata-only informer, controller-runtime's cache and a bare
+// LIST as the floor. Run it through hack/bench-scale.sh.
+//
+// Each measurement runs in a fresh child process (this binary again, with
+// -child), so that one variant's heap never counts against another's.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// usage errors exit with this code, like flag's own.
+const exitUsage = 2
+
+type config struct {
+	counts   []int
+	variants []string
+	repeats  int
+	deadline time.Duration
+	profile  string
+	smoke    bool
+	write    bool
+	repoRoot string
+}
+
+func main() {
+	if child := childVariant(); child != "" {
+		os.Exit(runChild(child))
+	}
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench-scale: %v\n", err)
+		if !errors.Is(err, flag.ErrHelp) {
+			os.Exit(exitUsage)
+		}
+		os.Exit(0)
+	}
+	if os.Getenv("BENCH_SCALE_CHECK_FLAGS") != "" {
+		// hack/bench-scale.sh checks the flags before building the server.
+		os.Exit(0)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(runParent(ctx, cfg))
+}
+
+func parseFlags(args []string) (*config, error) {
+	fs := flag.NewFlagSet("bench-scale", flag.ContinueOnError)
+	n := fs.String("n", "1000,10000,30000", "comma-separated Pod counts, each 1..200000")
+	variants := fs.String("variants", "", "comma-separated variants (default: all): "+strings.Join(allVariants(), ","))
+	repeats := fs.Int("repeats", 3, "measurements per variant and count, 1..50 (the median is reported)")
+	deadline := fs.Duration("deadline", 5*time.Minute, "time a variant may take to sync before it is reported as failed")
+	profile := fs.String("profile", "", "write pprof CPU and heap profiles of the first repeat of each variant into this directory")
+	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant; checks counts and that the lean cache is smaller; writes nothing")
+	write := fs.Bool("write", true, "update BENCHMARKS.md and the plots (never with -smoke)")
+	root := fs.String("repo", "", "repository root (default: found from the working directory)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	cfg := &config{repeats: *repeats, deadline: *deadline, profile: *profile, smoke: *smoke, write: *write && !*smoke}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if cfg.smoke {
+		if set["n"] || set["repeats"] {
+			return nil, errors.New("-smoke sets -n 300 and -repeats 1 itself; do not combine them")
+		}
+		*n = "300"
+		cfg.repeats = 1
+	}
+	for _, s := range strings.Split(*n, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v < 1 || v > 200000 {
+			return nil, fmt.Errorf("-n: %q is not a Pod count in 1..200000", s)
+		}
+		if slices.Contains(cfg.counts, v) {
+			return nil, fmt.Errorf("-n: %d is given twice", v)
+		}
+		cfg.counts = append(cfg.counts, v)
+	}
+	slices.Sort(cfg.counts)
+	if cfg.repeats < 1 || cfg.repeats > 50 {
+		return nil, fmt.Errorf("-repeats: %d is not in 1..50", cfg.repeats)
+	}
+	if cfg.deadline <= 0 {
+		return nil, fmt.Errorf("-deadline: %v is not positive", cfg.deadline)
+	}
+	if *variants == "" {
+		cfg.variants = allVariants()
+	} else {
+		for _, v := range strings.Split(*variants, ",") {
+			v = strings.TrimSpace(v)
+			if _, ok := variantByName(v); !ok {
+				return nil, fmt.Errorf("-variants: unknown variant %q (known: %s)", v, strings.Join(allVariants(), ", "))
+			}
+			if slices.Contains(cfg.variants, v) {
+				return nil, fmt.Errorf("-variants: %q is given twice", v)
+			}
+			cfg.variants = append(cfg.variants, v)
+		}
+	}
+	if cfg.smoke && *variants != "" {
+		return nil, errors.New("-smoke runs every variant; do not combine it with -variants")
+	}
+	cfg.repoRoot = *root
+	if cfg.repoRoot == "" {
+		r, err := findRepoRoot()
+		if err != nil {
+			return nil, err
+		}
+		cfg.repoRoot = r
+	}
+	if cfg.profile != "" {
+		if err := os.MkdirAll(cfg.profile, 0o755); err != nil {
+			return nil, fmt.Errorf("-profile: %w", err)
+		}
+		abs, err := filepath.Abs(cfg.profile)
+		if err != nil {
+			return nil, fmt.Errorf("-profile: %w", err)
+		}
+		cfg.profile = abs
+	}
+	return cfg, nil
+}
+
+// findRepoRoot walks up from the working directory to the directory whose
+// go.mod declares the library module.
+func findRepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/kubeinformers/informers\n") {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no repository root above %s (use -repo)", dir)
+		}
+	}
+}
+
+// machine describes where the numbers come from.
+func machine() string {
+	mem := "unknown memory"
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+				if kb, err := strconv.ParseFloat(f[1], 64); err == nil {
+					mem = fmt.Sprintf("%.0f GiB", kb/(1<<20))
+				}
+			}
+		}
+	}
+	cpu := ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = ", " + strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d cores%s, %s, %s %s/%s", runtime.NumCPU(), cpu, mem, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}

@@ -1,0 +1,330 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeinformers/informers/test/e2e/testenv"
+)
+
+// stat is the median and spread of repeated measurements of one value.
+type stat struct {
+	Median, Min, Max float64
+}
+
+func newStat(xs []float64) stat {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return stat{Median: m, Min: s[0], Max: s[len(s)-1]}
+}
+
+// spread is (max-min)/median in percent.
+func (s stat) spread() float64 {
+	if s.Median == 0 {
+		return 0
+	}
+	return 100 * (s.Max - s.Min) / s.Median
+}
+
+// summary aggregates one variant at one N.
+type summary struct {
+	Variant    string
+	N          int
+	Runs       []result
+	Err        string // the first failure, if any run failed
+	Sync, CPU  stat
+	HeapPerObj stat // bytes of HeapInuse per object
+	BytesRead  stat
+}
+
+func (s *summary) ok() bool { return s.Err == "" && len(s.Runs) > 0 }
+
+type runReport struct {
+	Date     string
+	Machine  string
+	Repeats  int
+	Pod      podSizes
+	Counts   []int
+	Variants []string
+	Results  map[int]map[string]*summary
+}
+
+func runParent(ctx context.Context, cfg *config) int {
+	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "bench-scale: "+format+"\n", a...) }
+	self, err := os.Executable()
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	logf("starting etcd and kube-apiserver (testenv, binaries in %s)", testenv.BinDir())
+	env, err := testenv.Start(testenv.Options{})
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			logf("%v", err)
+		}
+	}()
+	caFile := filepath.Join(env.Dir, "bench-ca.crt")
+	if err := os.WriteFile(caFile, env.CAData, 0o600); err != nil {
+		logf("%v", err)
+		return 1
+	}
+	admin := env.AdminConfig()
+	admin.QPS, admin.Burst = 5000, 5000
+	cs, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	if err := ensureNamespaces(ctx, cs); err != nil {
+		logf("%v", err)
+		return 1
+	}
+
+	rep := &runReport{
+		Date:     time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		Machine:  machine(),
+		Repeats:  cfg.repeats,
+		Counts:   cfg.counts,
+		Variants: cfg.variants,
+		Results:  map[int]map[string]*summary{},
+	}
+	loaded := 0
+	for _, n := range cfg.counts {
+		start := time.Now()
+		logf("loading Pods %d..%d with server-side apply", loaded, n)
+		if err := loadPods(ctx, cs, loaded, n, func(done int) { logf("  %d Pods loaded", done) }); err != nil {
+			logf("%v", err)
+			return 1
+		}
+		loaded = n
+		logf("loaded %d Pods in %.1fs", n, time.Since(start).Seconds())
+		if rep.Pod.JSON == 0 {
+			if rep.Pod, err = measurePod(ctx, cs); err != nil {
+				logf("%v", err)
+				return 1
+			}
+			logf("a Pod: %d B JSON (managedFields %d B in %d entries), %d B protobuf", rep.Pod.JSON, rep.Pod.ManagedFieldsJSON, rep.Pod.ManagedFieldsEntries, rep.Pod.Proto)
+		}
+		byVariant := map[string]*summary{}
+		for _, v := range cfg.variants {
+			byVariant[v] = &summary{Variant: v, N: n}
+		}
+		rep.Results[n] = byVariant
+		for r := range cfg.repeats {
+			// Rotate the order so that no variant always runs first (warm
+			// apiserver caches, other load on the machine).
+			order := slices.Clone(cfg.variants)
+			k := r % len(order)
+			order = append(order[k:], order[:k]...)
+			for _, v := range order {
+				if ctx.Err() != nil {
+					logf("interrupted")
+					return 1
+				}
+				profile := ""
+				if cfg.profile != "" && r == 0 {
+					profile = filepath.Join(cfg.profile, fmt.Sprintf("%s-n%d", v, n))
+				}
+				res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, profile)
+				s := byVariant[v]
+				if res.Err != "" {
+					logf("N=%d %s run %d FAILED: %s", n, v, r+1, res.Err)
+					if s.Err == "" {
+						s.Err = res.Err
+					}
+					continue
+				}
+				logf("N=%d %-18s run %d: sync %.2fs cpu %.2fs heap %.1f MiB (%.0f B/obj) read %.1f MiB", n, v, r+1, res.SyncSec, res.CPUSec, float64(res.HeapBytes)/(1<<20), float64(res.HeapBytes)/float64(n), float64(res.BytesRead)/(1<<20))
+				s.Runs = append(s.Runs, res)
+			}
+		}
+		for _, s := range byVariant {
+			s.aggregate()
+		}
+		fmt.Println(tableText(rep, n))
+	}
+
+	failed := checkAll(rep, cfg)
+	if cfg.write {
+		if err := writeResults(cfg, rep); err != nil {
+			logf("writing results: %v", err)
+			failed = true
+		}
+	}
+	fmt.Println(lastLine(rep))
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func (s *summary) aggregate() {
+	if len(s.Runs) == 0 {
+		return
+	}
+	var sync, cpu, heap, read []float64
+	for _, r := range s.Runs {
+		sync = append(sync, r.SyncSec)
+		cpu = append(cpu, r.CPUSec)
+		heap = append(heap, float64(r.HeapBytes)/float64(s.N))
+		read = append(read, float64(r.BytesRead))
+	}
+	s.Sync, s.CPU, s.HeapPerObj, s.BytesRead = newStat(sync), newStat(cpu), newStat(heap), newStat(read)
+}
+
+// runOne measures variant v at n in a fresh child process.
+func runOne(ctx context.Context, self string, env *testenv.Env, caFile, v string, n int, deadline time.Duration, profile string) result {
+	cctx, cancel := context.WithTimeout(ctx, deadline+time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, self)
+	cmd.Env = append(os.Environ(),
+		envVariant+"="+v,
+		envN+"="+strconv.Itoa(n),
+		envHost+"="+env.APIServerURL,
+		envToken+"="+env.AdminToken,
+		envCAFile+"="+caFile,
+		envDeadline+"="+deadline.String(),
+		envProfile+"="+profile,
+	)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	// The child's result is its last stdout line, even when it failed.
+	var res result
+	var last string
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			last = l
+		}
+	}
+	if err := json.Unmarshal([]byte(last), &res); err != nil || res.Variant != v {
+		msg := fmt.Sprintf("child process for %s gave no result", v)
+		if runErr != nil {
+			msg += ": " + runErr.Error()
+		}
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			msg += fmt.Sprintf(" (killed after %v)", deadline+time.Minute)
+		}
+		if tail := lastLines(stderr.String(), 5); tail != "" {
+			msg += "; stderr: " + tail
+		}
+		return result{Variant: v, N: n, Err: msg}
+	}
+	if res.Err == "" && runErr != nil {
+		res.Err = runErr.Error()
+	}
+	return res
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// checkAll reports failed variants and, for the smoke run, checks what CI
+// relies on: every variant synced exactly N objects (the children check
+// that, a mismatch is a failure) and the lean caches are smaller than the
+// full one. Nothing about time is checked.
+func checkAll(rep *runReport, cfg *config) bool {
+	failed := false
+	for _, n := range rep.Counts {
+		for _, v := range rep.Variants {
+			s := rep.Results[n][v]
+			if !s.ok() {
+				fmt.Fprintf(os.Stderr, "bench-scale: N=%d variant %s failed: %s\n", n, v, s.Err)
+				failed = true
+			}
+		}
+		if !cfg.smoke {
+			continue
+		}
+		full := rep.Results[n]["ours"]
+		for _, lean := range []string{"ours-lean", "ours-metadata"} {
+			l := rep.Results[n][lean]
+			if full == nil || l == nil || !full.ok() || !l.ok() {
+				continue // reported above
+			}
+			if l.HeapPerObj.Median >= full.HeapPerObj.Median {
+				fmt.Fprintf(os.Stderr, "bench-scale: smoke: %s heap %.0f B/obj is not smaller than ours %.0f B/obj\n", lean, l.HeapPerObj.Median, full.HeapPerObj.Median)
+				failed = true
+			} else {
+				fmt.Fprintf(os.Stderr, "bench-scale: smoke: N=%d %s heap %.0f B/obj < ours %.0f B/obj: ok\n", n, lean, l.HeapPerObj.Median, full.HeapPerObj.Median)
+			}
+		}
+	}
+	return failed
+}
+
+// rawFloor is the faster of the two raw LIST variants that ran.
+func rawFloor(byVariant map[string]*summary) *summary {
+	var best *summary
+	for _, v := range []string{rawPaged, rawRV0} {
+		if s := byVariant[v]; s != nil && s.ok() && (best == nil || s.Sync.Median < best.Sync.Median) {
+			best = s
+		}
+	}
+	return best
+}
+
+func ratio(a, b *summary, f func(*summary) float64) string {
+	if a == nil || b == nil || !a.ok() || !b.ok() || f(b) == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", f(a)/f(b))
+}
+
+func heapOf(s *summary) float64 { return s.HeapPerObj.Median }
+func syncOf(s *summary) float64 { return s.Sync.Median }
+
+// lastLine is the machine-readable summary for the largest N.
+func lastLine(rep *runReport) string {
+	n := rep.Counts[len(rep.Counts)-1]
+	r := rep.Results[n]
+	up := r["upstream"]
+	return fmt.Sprintf("bench-scale N=%d: heap/obj ours/upstream=%s lean/upstream=%s metadata/upstream=%s; sync ours/upstream=%s lean/upstream=%s ours/raw-list=%s",
+		n,
+		ratio(r["ours"], up, heapOf), ratio(r["ours-lean"], up, heapOf), ratio(r["ours-metadata"], up, heapOf),
+		ratio(r["ours"], up, syncOf), ratio(r["ours-lean"], up, syncOf), ratio(r["ours"], rawFloor(r), syncOf))
+}

@@ -1,0 +1,200 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	upstream "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	crclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	informers "github.com/kubeinformers/informers"
+)
+
+// running is a synced variant: what it holds stays reachable through it
+// until the child has measured the heap.
+type running struct {
+	count func() int
+	keep  any
+	note  string
+}
+
+type variant struct {
+	name string
+	desc string
+	run  func(ctx context.Context, cfg *rest.Config) (*running, error)
+}
+
+// The raw floor is measured as two variants; the report takes the faster.
+const (
+	rawPaged = "raw-list-paged"
+	rawRV0   = "raw-list-rv0"
+)
+
+var variants = []variant{
+	{"upstream", "k8s.io/client-go/informers v0.37.2, defaults", runUpstream},
+	{"ours", "this library, defaults", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runOurs(ctx, cfg)
+	}},
+	{"ours-strip", "this library, WithTransform(TransformStripManagedFields())", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runOurs(ctx, cfg, informers.WithTransform(informers.TransformStripManagedFields()))
+	}},
+	{"ours-intern", "this library, WithLeanMemory(LeanNoShare()): strip and intern, no sharing", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runOurs(ctx, cfg, informers.WithLeanMemory(informers.LeanNoShare()))
+	}},
+	{"ours-lean", "this library, WithLeanMemory(): strip, intern and share", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runOurs(ctx, cfg, informers.WithLeanMemory())
+	}},
+	{"ours-metadata", "this library, ForMetadata(pods) with WithLeanMemory()", runMetadata},
+	{rawPaged, "paged LIST (limit 500) decoded into a kept slice; no cache, no watch", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runRawList(ctx, cfg, true)
+	}},
+	{rawRV0, "one unpaged LIST with resourceVersion=0 (watch cache) decoded into a kept slice", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runRawList(ctx, cfg, false)
+	}},
+	{"controller-runtime", "sigs.k8s.io/controller-runtime v0.25.2 cache with DefaultTransform: TransformStripManagedFields()", runControllerRuntime},
+}
+
+func allVariants() []string {
+	names := make([]string, len(variants))
+	for i, v := range variants {
+		names[i] = v.name
+	}
+	return names
+}
+
+func variantByName(name string) (variant, bool) {
+	for _, v := range variants {
+		if v.name == name {
+			return v, true
+		}
+	}
+	return variant{}, false
+}
+
+func waitInformer(ctx context.Context, inf toolscache.SharedIndexInformer) (*running, error) {
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return nil, fmt.Errorf("not synced: %w (last sync: %d objects cached)", context.Cause(ctx), len(inf.GetStore().ListKeys()))
+	}
+	return &running{count: func() int { return len(inf.GetStore().ListKeys()) }, keep: inf}, nil
+}
+
+func runUpstream(ctx context.Context, cfg *rest.Config) (*running, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	f := upstream.NewSharedInformerFactory(cs, 0)
+	inf := f.Core().V1().Pods().Informer()
+	f.Start(ctx.Done())
+	return waitInformer(ctx, inf)
+}
+
+func runOurs(ctx context.Context, cfg *rest.Config, opts ...informers.SharedInformerOption) (*running, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	f, err := informers.New(cs, 0, opts...)
+	if err != nil {
+		return nil, err
+	}
+	inf := f.Core().V1().Pods().Informer()
+	f.Start(ctx.Done())
+	return waitInformer(ctx, inf)
+}
+
+func runMetadata(ctx context.Context, cfg *rest.Config) (*running, error) {
+	f, err := informers.NewForConfig(cfg, 0, informers.WithLeanMemory())
+	if err != nil {
+		return nil, err
+	}
+	gi, err := f.ForMetadata(corev1.SchemeGroupVersion.WithResource("pods"))
+	if err != nil {
+		return nil, err
+	}
+	inf := gi.Informer()
+	f.Start(ctx.Done())
+	return waitInformer(ctx, inf)
+}
+
+func runRawList(ctx context.Context, cfg *rest.Config, paged bool) (*running, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var items []corev1.Pod
+	if !paged {
+		list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return nil, err
+		}
+		items = list.Items
+	} else {
+		opts := metav1.ListOptions{Limit: 500}
+		for {
+			list, err := cs.CoreV1().Pods("").List(ctx, opts)
+			if err != nil {
+				return nil, err
+			}
+			if items == nil {
+				items = list.Items
+			} else {
+				items = append(items, list.Items...)
+			}
+			if list.Continue == "" {
+				break
+			}
+			opts.Continue = list.Continue
+		}
+	}
+	return &running{count: func() int { return len(items) }, keep: &items}, nil
+}
+
+func runControllerRuntime(ctx context.Context, cfg *rest.Config) (*running, error) {
+	c, err := crcache.New(cfg, crcache.Options{Scheme: scheme.Scheme, DefaultTransform: crcache.TransformStripManagedFields()})
+	if err != nil {
+		return nil, err
+	}
+	inf, err := c.GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("not synced: %w", context.Cause(ctx))
+	}
+	count := func() int {
+		if s, ok := inf.(interface{ GetStore() toolscache.Store }); ok {
+			return len(s.GetStore().ListKeys())
+		}
+		var list corev1.PodList
+		if err := c.List(context.Background(), &list, crclient.UnsafeDisableDeepCopy); err != nil {
+			return -1
+		}
+		return len(list.Items)
+	}
+	return &running{count: count, keep: c}, nil
+}
