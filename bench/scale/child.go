@@ -50,16 +50,16 @@ func childVariant() string { return os.Getenv(envVariant) }
 
 // result is what a child reports, as one JSON line on stdout.
 type result struct {
-	Variant    string  `json:"variant"`
-	N          int     `json:"n"`
-	Objects    int     `json:"objects"`
-	SyncSec    float64 `json:"syncSec"`
-	CPUSec     float64 `json:"cpuSec"`
-	HeapBytes  uint64  `json:"heapBytes"` // HeapInuse after GC, minus the same before the informer
-	HeapAlloc  uint64  `json:"heapAlloc"` // live bytes after GC, minus the same before
-	BytesRead  int64   `json:"bytesRead"` // response bytes read from the API server up to sync
-	Note       string  `json:"note,omitempty"`
-	Err        string  `json:"error,omitempty"`
+	Variant   string  `json:"variant"`
+	N         int     `json:"n"`
+	Objects   int     `json:"objects"`
+	SyncSec   float64 `json:"syncSec"`
+	CPUSec    float64 `json:"cpuSec"`
+	HeapBytes uint64  `json:"heapBytes"` // HeapInuse after GC, minus the same before the informer
+	HeapAlloc uint64  `json:"heapAlloc"` // live bytes after GC, minus the same before
+	BytesRead int64   `json:"bytesRead"` // response bytes read from the API server up to sync
+	Note      string  `json:"note,omitempty"`
+	Err       string  `json:"error,omitempty"`
 }
 
 // countingTransport counts the response body bytes the client reads (after
