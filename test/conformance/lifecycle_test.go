@@ -1,3 +1,19 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package conformance
 
 import (
@@ -246,16 +262,23 @@ func TestTransform(t *testing.T) {
 	}
 }
 
-// TestCustomResync: the type listed in WithCustomResyncConfig resyncs,
-// another type keeps the default (none).
+// TestCustomResync: the type listed in WithCustomResyncConfig resyncs with
+// its own period, other types keep the factory default. The periods are far
+// apart (1 s configured, 1 h default) and handlers are added without a
+// period of their own, so they inherit the informer's period: client-go
+// raises handler periods under 1 s to 1 s and lowers the informer's check
+// period to a handler's, so a period requested per handler, or one under
+// 1 s, could not tell a configured period from any other.
 func TestCustomResync(t *testing.T) {
 	ctx, cancel := context.WithCancel(syncCtx(t))
 	client := fake.NewSimpleClientset(pod("a", "p"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "c", ResourceVersion: "1"}})
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithCustomResyncConfig(map[metav1.Object]time.Duration{&corev1.Pod{}: 50 * time.Millisecond}))
+	factory := informers.NewSharedInformerFactoryWithOptions(client, time.Hour,
+		informers.WithCustomResyncConfig(map[metav1.Object]time.Duration{&corev1.Pod{}: time.Second}))
 	defer factory.Shutdown()
 	defer cancel()
 
+	// A resync delivers an update whose old and new objects are the same
+	// version; nothing writes to the fake clientset, so every update is one.
 	var podResyncs, cmResyncs atomic.Int32
 	countResync := func(n *atomic.Int32) cache.ResourceEventHandlerFuncs {
 		return cache.ResourceEventHandlerFuncs{UpdateFunc: func(oldObj, newObj any) {
@@ -264,7 +287,7 @@ func TestCustomResync(t *testing.T) {
 			}
 		}}
 	}
-	if _, err := factory.Core().V1().Pods().Informer().AddEventHandlerWithResyncPeriod(countResync(&podResyncs), 50*time.Millisecond); err != nil {
+	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(countResync(&podResyncs)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := factory.Core().V1().ConfigMaps().Informer().AddEventHandler(countResync(&cmResyncs)); err != nil {
@@ -272,8 +295,10 @@ func TestCustomResync(t *testing.T) {
 	}
 	factory.StartWithContext(ctx)
 	mustSync(t, ctx, factory)
+	// Two pod resyncs take at least 2 s, in which a configmap informer on
+	// the 1 s period (instead of the 1 h default) would have resynced too.
 	waitFor(t, ctx, func() bool { return podResyncs.Load() >= 2 })
 	if n := cmResyncs.Load(); n != 0 {
-		t.Errorf("configmaps resynced %d times without a resync period", n)
+		t.Errorf("configmaps resynced %d times while pods resynced %d times; their period is the 1h default", n, podResyncs.Load())
 	}
 }
