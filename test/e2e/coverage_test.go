@@ -1,10 +1,26 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package e2e
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +55,9 @@ func servedListWatchGVRs(t *testing.T, dc discovery.DiscoveryInterface) sets.Set
 		if !errors.As(err, &gdf) {
 			t.Fatalf("discovery: %v", err)
 		}
-		t.Logf("partial discovery: %v", err)
+		// The server runs no aggregated APIs, so every group is built in
+		// and a failed group means its resources would go unchecked.
+		t.Errorf("partial discovery: %v", err)
 	}
 	served := sets.New[schema.GroupVersionResource]()
 	for _, l := range lists {
@@ -115,15 +133,14 @@ func TestCoverageAllServedResourcesSync(t *testing.T) {
 	f := informers.NewSharedInformerFactory(kubernetes.NewForConfigOrDie(c.cfg), 0)
 	defer f.Shutdown()
 	infs := map[schema.GroupVersionResource]cache.SharedIndexInformer{}
+	listers := map[schema.GroupVersionResource]cache.GenericLister{}
 	for gvr := range want {
 		gi, err := f.ForResource(gvr)
 		if err != nil {
 			t.Fatalf("ForResource(%s): %v", gvrString(gvr), err)
 		}
 		infs[gvr] = gi.Informer()
-		if gi.Lister() == nil {
-			t.Errorf("ForResource(%s).Lister() is nil", gvrString(gvr))
-		}
+		listers[gvr] = gi.Lister()
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
@@ -143,7 +160,42 @@ func TestCoverageAllServedResourcesSync(t *testing.T) {
 			unsynced = append(unsynced, gvrString(gvr))
 		}
 	}
-	sort.Strings(unsynced)
+	slices.Sort(unsynced)
+	// Each generic lister must read its own informer's cache: same keys as
+	// the informer's indexer, and the namespace this test created (and
+	// the system namespaces) visible through the namespaces lister.
+	nonEmpty := 0
+	for gvr, l := range listers {
+		objs, err := l.List(everything())
+		if err != nil {
+			t.Errorf("ForResource(%s).Lister().List: %v", gvrString(gvr), err)
+			continue
+		}
+		got := make([]string, 0, len(objs))
+		for _, o := range objs {
+			k, err := cache.MetaNamespaceKeyFunc(o)
+			if err != nil {
+				t.Fatalf("%s: %v", gvrString(gvr), err)
+			}
+			got = append(got, k)
+		}
+		slices.Sort(got)
+		want := infs[gvr].GetIndexer().ListKeys()
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("ForResource(%s): lister holds %d objects, its informer %d", gvrString(gvr), len(got), len(want))
+		}
+		if len(got) > 0 {
+			nonEmpty++
+		}
+	}
+	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	if l, ok := listers[nsGVR]; !ok {
+		t.Errorf("%s not among the synced GVRs", gvrString(nsGVR))
+	} else if _, err := l.Get(c.ns); err != nil {
+		t.Errorf("namespaces lister: Get(%s): %v", c.ns, err)
+	}
+	t.Logf("%d of %d generic listers hold objects", nonEmpty, len(listers))
 	t.Logf("served/synced %d/%d (synced %d of %d served and accepted GVRs)", synced, expectedForResource, synced, want.Len())
 	fmt.Printf("COVERAGE: served/synced %d/%d\n", synced, expectedForResource)
 	if len(unsynced) > 0 {
@@ -163,6 +215,6 @@ func sortedGVRs(s sets.Set[schema.GroupVersionResource]) []string {
 	for g := range s {
 		out = append(out, gvrString(g))
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }

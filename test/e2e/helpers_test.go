@@ -1,3 +1,19 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package e2e
 
 import (
@@ -5,10 +21,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,7 +163,7 @@ func (r *recorder) wrap(cfg *rest.Config) *rest.Config {
 func (r *recorder) snapshot() []request {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]request(nil), r.reqs...)
+	return slices.Clone(r.reqs)
 }
 
 func (r *recorder) filter(f func(request) bool) []request {
@@ -212,10 +230,7 @@ func (c *connCounter) install(cfg *rest.Config) *rest.Config {
 // closeAll severs every open connection (simulates a network blip).
 func (c *connCounter) closeAll() int {
 	c.mu.Lock()
-	conns := make([]*countedConn, 0, len(c.conns))
-	for cc := range c.conns {
-		conns = append(conns, cc)
-	}
+	conns := slices.Collect(maps.Keys(c.conns))
 	c.mu.Unlock()
 	for _, cc := range conns {
 		_ = cc.Close()

@@ -1,9 +1,25 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package e2e
 
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,7 +59,7 @@ func cmNames(cms []*corev1.ConfigMap) []string {
 	for _, cm := range cms {
 		out = append(out, cm.Namespace+"/"+cm.Name)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -154,7 +170,11 @@ func TestOptionTweakListOptionsSelectors(t *testing.T) {
 		if got, want := cmNames(all), []string{c.ns + "/plain"}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("lister = %v, want %v", got, want)
 		}
-		for _, q := range configmapRequests(rec) {
+		reqs := configmapRequests(rec)
+		if len(reqs) == 0 {
+			t.Fatal("no requests recorded")
+		}
+		for _, q := range reqs {
 			if q.Query.Get("fieldSelector") != "metadata.name=plain" {
 				t.Errorf("request without server-side field selector: %s %s?%s", q.Method, q.Path, q.Query.Encode())
 			}

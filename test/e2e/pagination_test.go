@@ -1,9 +1,26 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package e2e
 
 import (
 	"context"
 	"fmt"
-	"sort"
+	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -84,9 +101,9 @@ func diffState(cache, server map[string]string) (missing, extra, stale []string)
 			extra = append(extra, n)
 		}
 	}
-	sort.Strings(missing)
-	sort.Strings(extra)
-	sort.Strings(stale)
+	slices.Sort(missing)
+	slices.Sort(extra)
+	slices.Sort(stale)
 	return
 }
 
@@ -153,18 +170,38 @@ func TestPaginationLargeList(t *testing.T) {
 		}
 	})
 
-	t.Run("watch-list stream (client default)", func(t *testing.T) {
+	// client-go enables WatchListClient by default since v1.35; set it
+	// explicitly so that the test checks the stream whatever the
+	// environment (KUBE_FEATURE_WatchListClient) says.
+	t.Run("watch-list stream (WatchListClient on)", func(t *testing.T) {
+		clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 		rec := run(t)
-		var streams, lists int
+		var streams, lists []request
 		for _, q := range rec.filter(func(q request) bool { return q.Path == "/api/v1/namespaces/"+c.ns+"/configmaps" }) {
-			if q.isWatch() && q.Query.Get("sendInitialEvents") == "true" {
-				streams++
-			}
-			if q.isList() {
-				lists++
+			switch {
+			case q.isWatch() && q.Query.Get("sendInitialEvents") == "true":
+				streams = append(streams, q)
+			case q.isList():
+				lists = append(lists, q)
 			}
 		}
-		t.Logf("WatchListClient=%v: %d watch-list streams, %d LIST requests",
-			clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient), streams, lists)
+		t.Logf("%d watch-list streams, %d LIST requests", len(streams), len(lists))
+		// The cache was checked against the server in run; here: it was
+		// filled by a successful stream, and the reflector did not fall
+		// back to a LIST (which it does silently when the stream fails).
+		if len(streams) == 0 {
+			t.Error("no watch request with sendInitialEvents=true: the informer did not use a watch-list stream")
+		}
+		for _, q := range streams {
+			if q.Status != http.StatusOK || q.Err != nil {
+				t.Errorf("watch-list stream %s?%s: status %d, err %v", q.Path, q.Query.Encode(), q.Status, q.Err)
+			}
+			if q.Query.Get("resourceVersionMatch") != "NotOlderThan" || q.Query.Get("allowWatchBookmarks") != "true" {
+				t.Errorf("watch-list stream without resourceVersionMatch=NotOlderThan and bookmarks: %s", q.Query.Encode())
+			}
+		}
+		if len(lists) > 0 {
+			t.Errorf("%d LIST requests besides the stream (reflector fell back to LIST): first %s", len(lists), lists[0].Query.Encode())
+		}
 	})
 }

@@ -1,12 +1,29 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package e2e
 
 import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,11 +95,7 @@ func (h *handlerView) handler() cache.ResourceEventHandler {
 func (h *handlerView) snapshot() map[string]string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make(map[string]string, len(h.present))
-	for k, v := range h.present {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(h.present)
 }
 
 func (h *handlerView) counts() (adds, updates, deletes, unknown int) {
@@ -142,14 +155,14 @@ func (ch *churn) run(ctx context.Context, client kubernetes.Interface, ns string
 					n := alive[ki][rng.IntN(len(alive[ki]))]
 					err = k.patch(octx, client, ns, n, seq)
 					if apierrors.IsNotFound(err) {
-						alive[ki] = remove(alive[ki], n)
+						alive[ki] = slices.DeleteFunc(alive[ki], func(x string) bool { return x == n })
 					}
 				default:
 					i := rng.IntN(len(alive[ki]))
 					n := alive[ki][i]
 					err = k.delete(octx, client, ns, n)
 					if err == nil || apierrors.IsNotFound(err) {
-						alive[ki] = remove(alive[ki], n)
+						alive[ki] = slices.DeleteFunc(alive[ki], func(x string) bool { return x == n })
 					}
 					if err == nil {
 						k.mu.Lock()
@@ -175,15 +188,6 @@ func (ch *churn) run(ctx context.Context, client kubernetes.Interface, ns string
 			}
 		})
 	}
-}
-
-func remove(s []string, n string) []string {
-	for i, x := range s {
-		if x == n {
-			return append(s[:i], s[i+1:]...)
-		}
-	}
-	return s
 }
 
 func relKinds(f informers.SharedInformerFactory, ns string) []*relKind {
@@ -288,13 +292,13 @@ func divergence(ctx context.Context, c kubernetes.Interface, ns string, k *relKi
 	}
 	k.mu.Lock()
 	for n := range k.deleted {
-		if _, ok := view[n]; ok && !contains(lostNames, n) {
+		if _, ok := view[n]; ok && !slices.Contains(lostNames, n) {
 			lostNames = append(lostNames, n)
 		}
 	}
 	k.mu.Unlock()
 	vmissing, _, vwrong := diffState(view, server)
-	sort.Strings(lostNames)
+	slices.Sort(lostNames)
 	lost = len(lostNames)
 	if stale+lost+len(vmissing)+len(vwrong) > 0 {
 		detail = fmt.Sprintf("%s: lister missing %v extra %v stale %v; handler lost deletes %v, missing %v, stale %v",
@@ -302,15 +306,6 @@ func divergence(ctx context.Context, c kubernetes.Interface, ns string, k *relKi
 		stale += len(vmissing) + len(vwrong)
 	}
 	return lost, stale, detail, nil
-}
-
-func contains(s []string, n string) bool {
-	for _, x := range s {
-		if x == n {
-			return true
-		}
-	}
-	return false
 }
 
 // TestReliabilityFaults keeps writers busy while restarting kube-apiserver,
