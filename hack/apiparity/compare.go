@@ -236,13 +236,16 @@ func joinDetail(lines []string) string {
 	return "\n" + strings.Join(lines, "\n")
 }
 
-func (r report) write(w io.Writer) {
+func (r report) write(w io.Writer) error {
+	var b strings.Builder
 	for _, s := range r.missing {
-		fmt.Fprintln(w, "missing  ", s)
+		fmt.Fprintln(&b, "missing  ", s)
 	}
 	for _, s := range r.different {
-		fmt.Fprintln(w, "different", s)
+		fmt.Fprintln(&b, "different", s)
 	}
-	fmt.Fprintf(w, "api parity: %d/%d identifiers match (%d missing, %d different); %d/%d struct fields and interface methods match; %d identifiers only ours has (additive)\n",
+	fmt.Fprintf(&b, "api parity: %d/%d identifiers match (%d missing, %d different); %d/%d struct fields and interface methods match; %d identifiers only ours has (additive)\n",
 		r.matched, r.total, len(r.missing), len(r.different), r.memberMatched, r.memberTotal, r.extra)
+	_, err := io.WriteString(w, b.String())
+	return err
 }

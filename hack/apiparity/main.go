@@ -79,7 +79,8 @@ func run(w io.Writer, dir string) (bool, error) {
 	version := "(unknown version)"
 	for _, p := range pkgs {
 		if len(p.Errors) > 0 {
-			return false, fmt.Errorf("loading %s: %v", p.PkgPath, p.Errors[0])
+			// packages.Error is a value type; the first one names the problem.
+			return false, fmt.Errorf("loading %s: %w", p.PkgPath, p.Errors[0])
 		}
 		switch {
 		case within(p.PkgPath, upstreamRoot):
@@ -96,8 +97,12 @@ func run(w io.Writer, dir string) (bool, error) {
 		return false, fmt.Errorf("no packages under %s in the build list of %s", upstreamRoot, gomod)
 	}
 	r := compare(up, ours, upstreamRoot, ourRoot)
-	fmt.Fprintf(w, "upstream: %s %s (%d packages); ours: %s (%d packages)\n", upstreamRoot, version, len(up), ourRoot, len(ours))
-	r.write(w)
+	if _, err := fmt.Fprintf(w, "upstream: %s %s (%d packages); ours: %s (%d packages)\n", upstreamRoot, version, len(up), ourRoot, len(ours)); err != nil {
+		return false, err
+	}
+	if err := r.write(w); err != nil {
+		return false, err
+	}
 	return r.ok(), nil
 }
 
