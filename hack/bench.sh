@@ -1,33 +1,39 @@
 #!/usr/bin/env bash
 # Runs the hot-path benchmarks (this library and client-go in one run) and
-# writes the benchstat comparison to BENCHMARKS.md. Usage: hack/bench.sh [count]
+# writes the benchstat comparison into BENCHMARKS.md, between the lines
+#   <!-- bench.sh:begin -->  and  <!-- bench.sh:end -->
+# Everything outside those markers (the prose, other sections) is left as it
+# is. Usage: hack/bench.sh [count]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 count=${1:-10}
+doc="$root/BENCHMARKS.md"
+begin='<!-- bench.sh:begin -->'
+end='<!-- bench.sh:end -->'
+if [ "$(grep -cxF -e "$begin" -e "$end" "$doc")" != 2 ]; then
+	echo "bench.sh: $doc needs exactly one '$begin' line and one '$end' line after it" >&2
+	exit 1
+fi
 
 raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+block=$(mktemp)
+trap 'rm -f "$raw" "$block" "$doc.tmp"' EXIT
 (cd "$root" && go test -run '^$' -bench 'BenchmarkPods' -benchmem -count "$count" -cpu 1,8 . | tee "$raw")
 table=$(cd "$root/hack" && go tool benchstat -col /impl "$raw")
 
-cat >"$root/BENCHMARKS.md" <<MD
-# Benchmarks
-
-The hot path of a controller: \`factory.Core().V1().Pods().Informer()\` and
-\`.Lister()\` once the informer exists, serially and with \`RunParallel\`, at
-\`-cpu 1,8\`. This library (\`ours\`) and client-go v0.37.2 (\`upstream\`) run
-in the same \`go test\` process (\`bench_test.go\`), and benchstat compares
-them. Regenerate with \`hack/bench.sh\`.
-
+cat >"$block" <<MD
 Measured $(date -u +%Y-%m-%d) on $(nproc) cores, $(go env GOVERSION), $count runs each:
 
 \`\`\`
 $table
 \`\`\`
-
-Why: client-go rebuilds the group, version and kind accessors, the typed
-wrapper and the lister on every call. Here each accessor is built once and
-then served from an atomic pointer; the informer is the same one, and the
-lister reads the same indexer.
 MD
-echo "wrote $root/BENCHMARKS.md"
+
+# Keep the marker lines, replace what is between them.
+awk -v begin="$begin" -v end="$end" -v block="$block" '
+	$0 == begin { print; while ((getline line < block) > 0) print line; skip = 1; next }
+	$0 == end   { skip = 0 }
+	!skip
+' "$doc" >"$doc.tmp"
+mv "$doc.tmp" "$doc"
+echo "updated the hot-path table in $doc"

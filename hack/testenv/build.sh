@@ -21,7 +21,8 @@ KUBE_VERSION="v1.37.2"
 KUBE_COMMIT="${KUBE_COMMIT:-0000000000000000000000000000000000000000}"
 KUBE_BUILD_DATE="2026-10-27T12:01:04Z" # time of the v1.37.2 module on the proxy
 
-export PATH="/usr/local/go/bin:$PATH"
+# The go on PATH builds everything; nothing assumes where Go is installed.
+command -v go >/dev/null || { echo "testenv: no go on PATH" >&2; exit 1; }
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 export CGO_ENABLED=0
 

@@ -8,7 +8,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-export PATH="/usr/local/go/bin:$PATH"
+command -v go >/dev/null || { echo "e2e: no go on PATH" >&2; exit 1; }
 export E2E_BIN_DIR="${E2E_BIN_DIR:-$repo/.cache/testenv/bin}"
 
 TESTENV_BIN_DIR="$E2E_BIN_DIR" bash "$repo/hack/testenv/build.sh"
