@@ -1,0 +1,694 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"encoding/binary"
+	"maps"
+	"slices"
+	"sync"
+	"unique"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Lean memory
+//
+// An informer keeps every object it has seen in full. Three things make
+// that cache larger than it needs to be: metadata.managedFields (about a
+// third of a typical object, and rarely read by controllers), strings that
+// every object repeats (label keys, namespace, image, node name, …) and
+// sub-structures that many objects hold identically (the labels map and the
+// container specs of every Pod of one ReplicaSet). The transforms below
+// remove, intern and share them; BENCHMARKS.md has the measured effect.
+//
+// Sharing relies on client-go's contract that objects returned by an
+// informer's store or lister are read-only: a caller that modifies a
+// shared map or container in place changes it for every object that shares
+// it. Call DeepCopy before modifying, as that contract already requires,
+// and run tests with KUBE_CACHE_MUTATION_DETECTOR=true: client-go's
+// mutation detector then panics on such a write, with or without sharing.
+
+// LeanOption changes what [WithLeanMemory] and [TransformLean] do.
+type LeanOption func(*leanConfig)
+
+type leanConfig struct {
+	keepManagedFields bool
+	dropLastApplied   bool
+	noIntern          bool
+	noShare           bool
+}
+
+// LeanDropLastApplied also removes the annotation
+// kubectl.kubernetes.io/last-applied-configuration ([corev1.LastAppliedConfigAnnotation])
+// from cached objects. kubectl apply writes a copy of the whole applied
+// object there, so this roughly halves kubectl-applied objects; a
+// controller that reads the annotation must not use this option.
+func LeanDropLastApplied() LeanOption {
+	return func(c *leanConfig) { c.dropLastApplied = true }
+}
+
+// LeanKeepManagedFields keeps metadata.managedFields in cached objects
+// (they are still interned and shared).
+func LeanKeepManagedFields() LeanOption {
+	return func(c *leanConfig) { c.keepManagedFields = true }
+}
+
+// LeanNoIntern turns string interning off.
+func LeanNoIntern() LeanOption {
+	return func(c *leanConfig) { c.noIntern = true }
+}
+
+// LeanNoShare turns sharing of identical maps and sub-structures off.
+func LeanNoShare() LeanOption {
+	return func(c *leanConfig) { c.noShare = true }
+}
+
+// WithLeanMemory makes every informer of the factory cache its objects
+// lean, as [TransformLean] describes: without managedFields, with repeated
+// strings interned and identical maps and sub-structures shared.
+//
+// It composes with [WithTransform]: the factory applies the user's
+// transform first, to the full object as decoded, and the lean transform
+// to its result. Objects a lister returns are then semantically equal
+// (apimachinery's equality.Semantic) to what they would be without this
+// option, except for the fields documented as dropped. They are read-only,
+// as client-go requires of every cached object; see [TransformLean].
+func WithLeanMemory(options ...LeanOption) SharedInformerOption {
+	transform := TransformLean(options...)
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		factory.leanTransform = transform
+		return factory
+	}
+}
+
+// TransformStripManagedFields returns a [cache.TransformFunc] that removes
+// metadata.managedFields from objects before they are cached. It handles
+// any object with [metav1.Object] accessors, including
+// [*metav1.PartialObjectMetadata] and [*unstructured.Unstructured], and the
+// object inside a [cache.DeletedFinalStateUnknown]; anything else passes
+// unchanged. Use it with [WithTransform] or any informer's SetTransform.
+func TransformStripManagedFields() cache.TransformFunc {
+	return stripManagedFields
+}
+
+func stripManagedFields(obj any) (any, error) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		inner, err := stripManagedFields(d.Obj)
+		if err != nil {
+			return nil, err
+		}
+		d.Obj = inner
+		return d, nil
+	}
+	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// TransformIntern returns a [cache.TransformFunc] that replaces the strings
+// cached objects repeat (label and annotation keys and values, namespace,
+// generateName, owner references, finalizers, and for Pods node name,
+// images, container, port, env and volume names, conditions, …) by one
+// shared copy, through Go's [unique] package, which is safe for concurrent
+// informers and lets unused strings be collected. It changes no value.
+//
+// Every typed object and [*metav1.PartialObjectMetadata] has its metadata
+// interned; Pods are interned in depth. [*unstructured.Unstructured] passes
+// unchanged.
+func TransformIntern() cache.TransformFunc {
+	return newLeaner(leanConfig{keepManagedFields: true, noShare: true}).transform
+}
+
+// TransformLean returns the [cache.TransformFunc] behind [WithLeanMemory],
+// for use with any informer's SetTransform, including client-go's and
+// metadata-only informers. By default it
+//   - removes metadata.managedFields ([LeanKeepManagedFields] keeps them);
+//   - interns repeated strings, as [TransformIntern] does ([LeanNoIntern]);
+//   - shares identical values between cached objects ([LeanNoShare]):
+//     labels and annotations maps, owner references and finalizers, and for
+//     Pods the containers, volumes, tolerations, node selector, security
+//     context, affinity and resource lists, so the Pods of one ReplicaSet
+//     hold one copy of their template.
+//
+// [LeanDropLastApplied] additionally drops kubectl's last-applied annotation.
+//
+// The result is semantically equal (apimachinery's equality.Semantic) to
+// the input except for the dropped fields: a nil and an empty slice or map
+// may be exchanged, and equal quantities may be spelt alike. Shared values
+// must not be modified in place; see the package documentation above
+// WithLeanMemory in lean.go, and use DeepCopy before modifying.
+//
+// Each call returns a transform with its own sharing tables, bounded in
+// size; interned strings are process-wide.
+func TransformLean(options ...LeanOption) cache.TransformFunc {
+	var c leanConfig
+	for _, o := range options {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return newLeaner(c).transform
+}
+
+// maxShared bounds each sharing table. A table that fills is emptied:
+// objects already cached keep sharing what they share, new ones start
+// over, so memory stays bounded under churn (for example rolling
+// ReplicaSets with new pod-template-hash labels).
+const maxShared = 1 << 14
+
+// sharedSet maps the canonical encoding of a value to the one copy cached
+// objects share.
+type sharedSet[T any] struct {
+	mu sync.Mutex
+	m  map[string]T
+}
+
+// get returns the shared copy for key, or stores v (after prepare, which
+// interns its strings) as the copy for key and returns it.
+func (s *sharedSet[T]) get(key []byte, v T, prepare func(T) T) T {
+	s.mu.Lock()
+	if c, ok := s.m[string(key)]; ok {
+		s.mu.Unlock()
+		return c
+	}
+	s.mu.Unlock()
+	// Prepare outside the lock: it may intern a whole container.
+	v = prepare(v)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.m[string(key)]; ok {
+		return c
+	}
+	if s.m == nil || len(s.m) >= maxShared {
+		s.m = make(map[string]T)
+	}
+	s.m[string(key)] = v
+	return v
+}
+
+// leaner holds one lean transform's configuration and sharing tables.
+type leaner struct {
+	cfg leanConfig
+
+	bufs sync.Pool // *[]byte key buffers
+
+	stringMaps      sharedSet[map[string]string]
+	ownerRefs       sharedSet[[]metav1.OwnerReference]
+	stringSlices    sharedSet[[]string]
+	fieldsV1        sharedSet[*metav1.FieldsV1]
+	containers      sharedSet[[]corev1.Container]
+	ephemeral       sharedSet[[]corev1.EphemeralContainer]
+	volumes         sharedSet[[]corev1.Volume]
+	tolerations     sharedSet[[]corev1.Toleration]
+	pullSecrets     sharedSet[[]corev1.LocalObjectReference]
+	spread          sharedSet[[]corev1.TopologySpreadConstraint]
+	readinessGates  sharedSet[[]corev1.PodReadinessGate]
+	podSecurity     sharedSet[*corev1.PodSecurityContext]
+	affinity        sharedSet[*corev1.Affinity]
+	dnsConfig       sharedSet[*corev1.PodDNSConfig]
+	resourceLists   sharedSet[corev1.ResourceList]
+	hostIPs         sharedSet[[]corev1.HostIP]
+	int64s          sharedSet[*int64]
+	int32s          sharedSet[*int32]
+	bools           sharedSet[*bool]
+	preemptPolicies sharedSet[*corev1.PreemptionPolicy]
+}
+
+func newLeaner(c leanConfig) *leaner {
+	l := &leaner{cfg: c}
+	l.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }
+	return l
+}
+
+func (l *leaner) transform(obj any) (any, error) {
+	switch o := obj.(type) {
+	case cache.DeletedFinalStateUnknown:
+		// client-go does not transform tombstones, but a caller may.
+		inner, err := l.transform(o.Obj)
+		if err != nil {
+			return nil, err
+		}
+		o.Obj = inner
+		return o, nil
+	case *corev1.Pod:
+		l.objectMeta(&o.ObjectMeta)
+		l.pod(o)
+		return o, nil
+	case *unstructured.Unstructured:
+		if !l.cfg.keepManagedFields && o.GetManagedFields() != nil {
+			o.SetManagedFields(nil)
+		}
+		if l.cfg.dropLastApplied {
+			if a := o.GetAnnotations(); hasLastApplied(a) {
+				delete(a, corev1.LastAppliedConfigAnnotation)
+				o.SetAnnotations(a)
+			}
+		}
+		return o, nil
+	case metav1.ObjectMetaAccessor:
+		// Typed objects and PartialObjectMetadata embed ObjectMeta.
+		if om, ok := o.GetObjectMeta().(*metav1.ObjectMeta); ok && om != nil {
+			l.objectMeta(om)
+			return o, nil
+		}
+	}
+	// Any other object with accessors: strip and drop only.
+	if m, err := meta.Accessor(obj); err == nil {
+		if !l.cfg.keepManagedFields && m.GetManagedFields() != nil {
+			m.SetManagedFields(nil)
+		}
+		if a := m.GetAnnotations(); l.cfg.dropLastApplied && hasLastApplied(a) {
+			m.SetAnnotations(withoutLastApplied(a))
+		}
+	}
+	return obj, nil
+}
+
+func hasLastApplied(a map[string]string) bool {
+	_, ok := a[corev1.LastAppliedConfigAnnotation]
+	return ok
+}
+
+// withoutLastApplied returns a copy, never editing the map in place: it may
+// be shared by objects already cached.
+func withoutLastApplied(a map[string]string) map[string]string {
+	c := maps.Clone(a)
+	delete(c, corev1.LastAppliedConfigAnnotation)
+	return c
+}
+
+// str interns s, unless interning is off. Only strings likely repeated
+// across objects go through it: interning a unique string (a name, UID or
+// IP) costs a copy and saves nothing.
+func (l *leaner) str(s string) string {
+	if l.cfg.noIntern || s == "" {
+		return s
+	}
+	return unique.Make(s).Value()
+}
+
+func strT[T ~string](l *leaner, s T) T { return T(l.str(string(s))) }
+
+func (l *leaner) strs(s []string) []string {
+	for i := range s {
+		s[i] = l.str(s[i])
+	}
+	return s
+}
+
+func (l *leaner) objectMeta(m *metav1.ObjectMeta) {
+	if !l.cfg.keepManagedFields {
+		m.ManagedFields = nil
+	}
+	if l.cfg.dropLastApplied && hasLastApplied(m.Annotations) {
+		m.Annotations = withoutLastApplied(m.Annotations)
+	}
+	m.Namespace = l.str(m.Namespace)
+	m.GenerateName = l.str(m.GenerateName)
+	m.Labels = l.stringMap(m.Labels)
+	m.Annotations = l.stringMap(m.Annotations)
+	m.OwnerReferences = l.ownerReferences(m.OwnerReferences)
+	m.Finalizers = l.stringSlice(m.Finalizers)
+	for i := range m.ManagedFields {
+		f := &m.ManagedFields[i]
+		f.Manager = l.str(f.Manager)
+		f.Operation = strT(l, f.Operation)
+		f.APIVersion = l.str(f.APIVersion)
+		f.FieldsType = l.str(f.FieldsType)
+		f.Subresource = l.str(f.Subresource)
+		if f.FieldsV1 != nil && !l.cfg.noShare {
+			f.FieldsV1 = l.fieldsV1.get(f.FieldsV1.Raw, f.FieldsV1, identity)
+		}
+	}
+}
+
+func identity[T any](v T) T { return v }
+
+// key helpers build the canonical encoding of a value in a pooled buffer.
+
+func (l *leaner) buf() *[]byte { return l.bufs.Get().(*[]byte) }
+
+func (l *leaner) put(b *[]byte) {
+	if cap(*b) <= 64<<10 {
+		*b = (*b)[:0]
+		l.bufs.Put(b)
+	}
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// protoMarshaler is what the generated API types implement.
+type protoMarshaler interface {
+	Size() int
+	MarshalToSizedBuffer([]byte) (int, error)
+}
+
+// appendProto appends m's protobuf encoding, length-prefixed. Protobuf
+// encodes every field of the API types, with map keys sorted, so equal
+// encodings mean semantically equal values.
+func appendProto(b []byte, m protoMarshaler) ([]byte, bool) {
+	n := m.Size()
+	b = binary.AppendUvarint(b, uint64(n))
+	b = slices.Grow(b, n)
+	if _, err := m.MarshalToSizedBuffer(b[len(b) : len(b)+n]); err != nil {
+		return b, false
+	}
+	return b[:len(b)+n], true
+}
+
+// shareProtoSlice returns the shared copy of s, keyed by its elements'
+// protobuf encoding.
+func shareProtoSlice[T any, PT interface {
+	*T
+	protoMarshaler
+}](l *leaner, set *sharedSet[[]T], s []T, prepare func([]T) []T) []T {
+	if len(s) == 0 {
+		return s
+	}
+	if l.cfg.noShare {
+		return prepare(s)
+	}
+	bp := l.buf()
+	defer l.put(bp)
+	b := *bp
+	for i := range s {
+		var ok bool
+		if b, ok = appendProto(b, PT(&s[i])); !ok {
+			*bp = b
+			return prepare(s)
+		}
+	}
+	*bp = b
+	return set.get(b, s, prepare)
+}
+
+// shareProtoPtr is shareProtoSlice for a pointer to one value.
+func shareProtoPtr[T any, PT interface {
+	*T
+	protoMarshaler
+}](l *leaner, set *sharedSet[PT], p PT, prepare func(PT) PT) PT {
+	if p == nil {
+		return p
+	}
+	if l.cfg.noShare {
+		return prepare(p)
+	}
+	bp := l.buf()
+	defer l.put(bp)
+	b, ok := appendProto(*bp, p)
+	*bp = b
+	if !ok {
+		return prepare(p)
+	}
+	return set.get(b, p, prepare)
+}
+
+// sharePtr shares small pointers to scalars (*int64, *bool, …), which the
+// API server sets on every Pod.
+func sharePtr[T ~string | ~int64 | ~int32 | bool](l *leaner, set *sharedSet[*T], p *T, enc func([]byte, T) []byte) *T {
+	if p == nil || l.cfg.noShare {
+		return p
+	}
+	bp := l.buf()
+	defer l.put(bp)
+	b := enc(*bp, *p)
+	*bp = b
+	return set.get(b, p, identity)
+}
+
+func encInt[T ~int64 | ~int32](b []byte, v T) []byte { return binary.AppendVarint(b, int64(v)) }
+func encBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+func encString[T ~string](b []byte, v T) []byte { return append(b, v...) }
+
+func (l *leaner) stringMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	intern := func(m map[string]string) map[string]string {
+		if l.cfg.noIntern {
+			return m
+		}
+		c := make(map[string]string, len(m))
+		for k, v := range m {
+			c[l.str(k)] = l.str(v)
+		}
+		return c
+	}
+	if l.cfg.noShare {
+		return intern(m)
+	}
+	bp := l.buf()
+	defer l.put(bp)
+	b := *bp
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b = appendString(b, k)
+		b = appendString(b, m[k])
+	}
+	*bp = b
+	return l.stringMaps.get(b, m, intern)
+}
+
+func (l *leaner) stringSlice(s []string) []string {
+	if len(s) == 0 {
+		return s
+	}
+	if l.cfg.noShare {
+		return l.strs(s)
+	}
+	bp := l.buf()
+	defer l.put(bp)
+	b := *bp
+	for _, e := range s {
+		b = appendString(b, e)
+	}
+	*bp = b
+	return l.stringSlices.get(b, s, l.strs)
+}
+
+func (l *leaner) ownerReferences(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	return shareProtoSlice(l, &l.ownerRefs, refs, func(refs []metav1.OwnerReference) []metav1.OwnerReference {
+		for i := range refs {
+			r := &refs[i]
+			r.APIVersion = l.str(r.APIVersion)
+			r.Kind = l.str(r.Kind)
+			// Many objects share an owner: its name and UID repeat.
+			r.Name = l.str(r.Name)
+			r.UID = types.UID(l.str(string(r.UID)))
+		}
+		return refs
+	})
+}
+
+func (l *leaner) resourceList(rl corev1.ResourceList) corev1.ResourceList {
+	if len(rl) == 0 || l.cfg.noShare {
+		// Keys are constants of the decoder's making; nothing to intern.
+		return rl
+	}
+	bp := l.buf()
+	defer l.put(bp)
+	b := *bp
+	for _, k := range slices.Sorted(maps.Keys(rl)) {
+		q := rl[k]
+		b = appendString(b, string(k))
+		b = appendString(b, q.String())
+		b = append(b, q.Format...)
+		b = append(b, 0)
+	}
+	*bp = b
+	return l.resourceLists.get(b, rl, func(rl corev1.ResourceList) corev1.ResourceList {
+		c := make(corev1.ResourceList, len(rl))
+		for k, q := range rl {
+			c[strT(l, k)] = q
+		}
+		return c
+	})
+}
+
+func (l *leaner) pod(p *corev1.Pod) {
+	s := &p.Spec
+	s.Volumes = shareProtoSlice(l, &l.volumes, s.Volumes, l.internVolumes)
+	s.InitContainers = shareProtoSlice(l, &l.containers, s.InitContainers, l.internContainers)
+	s.Containers = shareProtoSlice(l, &l.containers, s.Containers, l.internContainers)
+	s.EphemeralContainers = shareProtoSlice(l, &l.ephemeral, s.EphemeralContainers, identity)
+	s.NodeSelector = l.stringMap(s.NodeSelector)
+	s.Tolerations = shareProtoSlice(l, &l.tolerations, s.Tolerations, func(ts []corev1.Toleration) []corev1.Toleration {
+		for i := range ts {
+			t := &ts[i]
+			t.Key = l.str(t.Key)
+			t.Operator = strT(l, t.Operator)
+			t.Value = l.str(t.Value)
+			t.Effect = strT(l, t.Effect)
+		}
+		return ts
+	})
+	s.ImagePullSecrets = shareProtoSlice(l, &l.pullSecrets, s.ImagePullSecrets, identity)
+	s.TopologySpreadConstraints = shareProtoSlice(l, &l.spread, s.TopologySpreadConstraints, identity)
+	s.ReadinessGates = shareProtoSlice(l, &l.readinessGates, s.ReadinessGates, identity)
+	s.SecurityContext = shareProtoPtr(l, &l.podSecurity, s.SecurityContext, identity)
+	s.Affinity = shareProtoPtr(l, &l.affinity, s.Affinity, identity)
+	s.DNSConfig = shareProtoPtr(l, &l.dnsConfig, s.DNSConfig, identity)
+	s.Overhead = l.resourceList(s.Overhead)
+	s.TerminationGracePeriodSeconds = sharePtr(l, &l.int64s, s.TerminationGracePeriodSeconds, encInt)
+	s.ActiveDeadlineSeconds = sharePtr(l, &l.int64s, s.ActiveDeadlineSeconds, encInt)
+	s.Priority = sharePtr(l, &l.int32s, s.Priority, encInt)
+	s.EnableServiceLinks = sharePtr(l, &l.bools, s.EnableServiceLinks, encBool)
+	s.AutomountServiceAccountToken = sharePtr(l, &l.bools, s.AutomountServiceAccountToken, encBool)
+	s.PreemptionPolicy = sharePtr(l, &l.preemptPolicies, s.PreemptionPolicy, encString)
+	s.RestartPolicy = strT(l, s.RestartPolicy)
+	s.DNSPolicy = strT(l, s.DNSPolicy)
+	s.ServiceAccountName = l.str(s.ServiceAccountName)
+	s.DeprecatedServiceAccount = l.str(s.DeprecatedServiceAccount)
+	s.NodeName = l.str(s.NodeName)
+	s.Subdomain = l.str(s.Subdomain)
+	s.SchedulerName = l.str(s.SchedulerName)
+	s.PriorityClassName = l.str(s.PriorityClassName)
+
+	st := &p.Status
+	st.Phase = strT(l, st.Phase)
+	st.QOSClass = strT(l, st.QOSClass)
+	st.Reason = l.str(st.Reason)
+	st.Message = l.str(st.Message)
+	st.NominatedNodeName = l.str(st.NominatedNodeName)
+	st.HostIP = l.str(st.HostIP)
+	st.HostIPs = shareProtoSlice(l, &l.hostIPs, st.HostIPs, func(ips []corev1.HostIP) []corev1.HostIP {
+		for i := range ips {
+			ips[i].IP = l.str(ips[i].IP)
+		}
+		return ips
+	})
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		c.Type = strT(l, c.Type)
+		c.Status = strT(l, c.Status)
+		c.Reason = l.str(c.Reason)
+		c.Message = l.str(c.Message)
+	}
+	l.containerStatuses(st.InitContainerStatuses)
+	l.containerStatuses(st.ContainerStatuses)
+	l.containerStatuses(st.EphemeralContainerStatuses)
+}
+
+func (l *leaner) containerStatuses(cs []corev1.ContainerStatus) {
+	for i := range cs {
+		c := &cs[i]
+		c.Name = l.str(c.Name)
+		c.Image = l.str(c.Image)
+		c.ImageID = l.str(c.ImageID)
+		c.AllocatedResources = l.resourceList(c.AllocatedResources)
+		if c.State.Waiting != nil {
+			c.State.Waiting.Reason = l.str(c.State.Waiting.Reason)
+		}
+		if c.State.Terminated != nil {
+			c.State.Terminated.Reason = l.str(c.State.Terminated.Reason)
+		}
+		if c.LastTerminationState.Terminated != nil {
+			c.LastTerminationState.Terminated.Reason = l.str(c.LastTerminationState.Terminated.Reason)
+		}
+	}
+}
+
+// internContainers interns the strings of containers about to be shared
+// (or, with sharing off, of one object's containers).
+func (l *leaner) internContainers(cs []corev1.Container) []corev1.Container {
+	for i := range cs {
+		c := &cs[i]
+		c.Name = l.str(c.Name)
+		c.Image = l.str(c.Image)
+		c.Command = l.strs(c.Command)
+		c.Args = l.strs(c.Args)
+		c.WorkingDir = l.str(c.WorkingDir)
+		c.ImagePullPolicy = strT(l, c.ImagePullPolicy)
+		c.TerminationMessagePath = l.str(c.TerminationMessagePath)
+		c.TerminationMessagePolicy = strT(l, c.TerminationMessagePolicy)
+		for j := range c.Ports {
+			c.Ports[j].Name = l.str(c.Ports[j].Name)
+			c.Ports[j].Protocol = strT(l, c.Ports[j].Protocol)
+		}
+		for j := range c.Env {
+			e := &c.Env[j]
+			e.Name = l.str(e.Name)
+			e.Value = l.str(e.Value)
+			if f := e.ValueFrom; f != nil {
+				if f.FieldRef != nil {
+					f.FieldRef.APIVersion = l.str(f.FieldRef.APIVersion)
+					f.FieldRef.FieldPath = l.str(f.FieldRef.FieldPath)
+				}
+				if f.ResourceFieldRef != nil {
+					f.ResourceFieldRef.ContainerName = l.str(f.ResourceFieldRef.ContainerName)
+					f.ResourceFieldRef.Resource = l.str(f.ResourceFieldRef.Resource)
+				}
+				if f.ConfigMapKeyRef != nil {
+					f.ConfigMapKeyRef.Name = l.str(f.ConfigMapKeyRef.Name)
+					f.ConfigMapKeyRef.Key = l.str(f.ConfigMapKeyRef.Key)
+				}
+				if f.SecretKeyRef != nil {
+					f.SecretKeyRef.Name = l.str(f.SecretKeyRef.Name)
+					f.SecretKeyRef.Key = l.str(f.SecretKeyRef.Key)
+				}
+			}
+		}
+		for j := range c.VolumeMounts {
+			m := &c.VolumeMounts[j]
+			m.Name = l.str(m.Name)
+			m.MountPath = l.str(m.MountPath)
+			m.SubPath = l.str(m.SubPath)
+		}
+		c.Resources.Limits = l.resourceList(c.Resources.Limits)
+		c.Resources.Requests = l.resourceList(c.Resources.Requests)
+	}
+	return cs
+}
+
+func (l *leaner) internVolumes(vs []corev1.Volume) []corev1.Volume {
+	for i := range vs {
+		v := &vs[i]
+		v.Name = l.str(v.Name)
+		if v.ConfigMap != nil {
+			v.ConfigMap.Name = l.str(v.ConfigMap.Name)
+		}
+		if v.Secret != nil {
+			v.Secret.SecretName = l.str(v.Secret.SecretName)
+		}
+		if v.PersistentVolumeClaim != nil {
+			v.PersistentVolumeClaim.ClaimName = l.str(v.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	return vs
+}
+
+// Compile-time checks that the shared types are protobuf-encodable.
+var (
+	_ protoMarshaler = (*resource.Quantity)(nil)
+	_ protoMarshaler = (*corev1.Container)(nil)
+	_ protoMarshaler = (*metav1.OwnerReference)(nil)
+)
