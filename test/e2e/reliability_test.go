@@ -342,7 +342,15 @@ func TestReliabilityFaults(t *testing.T) {
 		ch.stop.Store(true)
 		ch.wg.Wait()
 	}()
-	time.Sleep(3 * time.Second) // build up some state
+	// Build up some state: wait for writes rather than for a fixed time, which
+	// on a loaded machine may see none.
+	if !eventually(60*time.Second, 50*time.Millisecond, func() bool { return ch.mutations.Load() >= 200 }) {
+		var last string
+		if e := ch.lastErr.Load(); e != nil {
+			last = *e
+		}
+		t.Fatalf("writers made %d mutations in 60s, want 200 before the first fault (last failed write: %q)", ch.mutations.Load(), last)
+	}
 
 	// relists counts initial lists (LIST, or a watch-list stream) per kind.
 	relists := func(only string) int {
@@ -383,7 +391,12 @@ func TestReliabilityFaults(t *testing.T) {
 		if err := inject(); err != nil {
 			t.Fatalf("%s: inject: %v\n%s", name, err, env.LogTails(60))
 		}
-		time.Sleep(3 * time.Second)
+		// Let writers run on after recovery, so that the informers must
+		// follow writes made after the fault, not just before it.
+		mAfter := ch.mutations.Load()
+		if !eventually(60*time.Second, 50*time.Millisecond, func() bool { return ch.mutations.Load() >= mAfter+100 }) {
+			t.Errorf("%s: writers made %d mutations in 60s after the fault, want 100", name, ch.mutations.Load()-mAfter)
+		}
 		ch.gate.Lock()
 		paused := time.Now()
 		var lost, stale int
