@@ -17,7 +17,6 @@ limitations under the License.
 package informers
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -25,26 +24,68 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeinformers/informers/internal/accessor"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
-// sharedInformerFactory is the one implementation of SharedInformerFactory.
-// Its name and the option type built on it match client-go's, so that
+// Factory is the factory [New] and [NewForConfig] return: a
+// [SharedInformerFactory], exactly as client-go's, that also serves custom
+// resources and metadata-only informers, can remove one informer, and says
+// why it is not ready.
+//
+// Every informer it hands out, of every form, shares one life cycle: Start
+// runs those not yet running, WaitForCacheSync and Ready cover all of them,
+// and Shutdown waits for all of them.
+type Factory interface {
+	SharedInformerFactory
+
+	// ForMetadata returns the shared informer that caches only the
+	// metadata of resource's objects, as *metav1.PartialObjectMetadata,
+	// for any resource the server serves, built in or custom. It is not
+	// the typed or dynamic informer of the same resource; both can run at
+	// once. It needs a metadata client (NewForConfig, or
+	// [WithMetadataClient]).
+	ForMetadata(resource schema.GroupVersionResource) (GenericInformer, error)
+
+	// RemoveInformer stops and drops every informer the factory holds for
+	// resource, in every form, and reports whether there was one. The
+	// other informers keep running. See the method's documentation on
+	// the implementation for the details.
+	RemoveInformer(resource schema.GroupVersionResource) bool
+
+	// Ready returns nil when every started informer has synced and its
+	// last list or watch succeeded; otherwise one error naming each
+	// informer that is not, with the last error it got. It is cheap: it
+	// makes no request, so it can back a /readyz endpoint.
+	Ready() error
+
+	// SyncStatus reports, per started informer, whether it has synced.
+	SyncStatus() map[InformerID]bool
+}
+
+// sharedInformerFactory is the one implementation of Factory. Its name and
+// the option type built on it match client-go's, so that
 // SharedInformerOption has the very same signature.
 type sharedInformerFactory struct {
 	client           kubernetes.Interface
+	dynamicClient    dynamic.Interface
+	metadataClient   metadata.Interface
 	namespace        string
 	tweakListOptions internalinterfaces.TweakListOptionsFunc
 	defaultResync    time.Duration
 	customResync     map[reflect.Type]time.Duration
 	transform        cache.TransformFunc
-	informerName     *cache.InformerName
+	// leanTransform runs after transform; see WithLeanMemory.
+	leanTransform cache.TransformFunc
+	informerName  *cache.InformerName
 
 	// optionErrs collects what the options found wrong. New returns them;
 	// the client-go compatible constructors log them.
@@ -54,19 +95,21 @@ type sharedInformerFactory struct {
 	groups groups
 
 	lock sync.Mutex
-	// informers holds the one informer per object type; entries are never
-	// replaced, which is what lets the accessors cache them.
-	informers map[reflect.Type]cache.SharedIndexInformer
-	// startedInformers records which informers Start has run, so Start can
-	// be called again for informers requested later.
-	startedInformers map[reflect.Type]bool
+	// entries and byType are the registry (registry.go): every informer
+	// the factory holds, by form and resource, and the typed ones also by
+	// Go type for InformerFor.
+	entries map[registryKey]*entry
+	byType  map[reflect.Type]*entry
 	// wg counts running informer goroutines, for Shutdown.
 	wg sync.WaitGroup
 	// shuttingDown is set by Shutdown; Start does nothing afterwards.
 	shuttingDown bool
 }
 
-var _ SharedInformerFactory = &sharedInformerFactory{}
+var (
+	_ Factory           = &sharedInformerFactory{}
+	_ accessor.Resolver = &sharedInformerFactory{}
+)
 
 // NewSharedInformerFactory returns a factory for informers over all
 // namespaces, with defaultResync as the resync period of every informer
@@ -88,6 +131,9 @@ func NewFilteredSharedInformerFactory(client kubernetes.Interface, defaultResync
 // options. It accepts whatever client-go's does; an option with a bad value
 // is logged and then behaves as it does in client-go. Use [New] to get such
 // mistakes back as an error instead.
+//
+// The factory it returns is a [Factory]; a type assertion reaches the
+// additional methods.
 func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) SharedInformerFactory {
 	f := newFactory(client, defaultResync, options)
 	for _, err := range f.optionErrs {
@@ -100,7 +146,10 @@ func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultRes
 // [NewSharedInformerFactoryWithOptions], but checks its input first: a nil
 // client, a negative resync period or an invalid option value is an error
 // that names the problem, and no factory is returned.
-func New(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) (SharedInformerFactory, error) {
+//
+// For custom resources and metadata-only informers, pass
+// [WithDynamicClient] and [WithMetadataClient], or use [NewForConfig].
+func New(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) (Factory, error) {
 	var errs []error
 	if client == nil {
 		errs = append(errs, errors.New("the kubernetes.Interface is nil"))
@@ -115,14 +164,40 @@ func New(client kubernetes.Interface, defaultResync time.Duration, options ...Sh
 	return f, nil
 }
 
+// NewForConfig returns a factory whose typed, dynamic and metadata clients
+// are all built from config, so that it serves built-in resources, custom
+// resources and metadata-only informers alike. Options are checked as by
+// [New]; [WithDynamicClient] and [WithMetadataClient] replace the clients
+// built here.
+func NewForConfig(config *rest.Config, defaultResync time.Duration, options ...SharedInformerOption) (Factory, error) {
+	if config == nil {
+		return nil, errors.New("informers: NewForConfig: the rest.Config is nil")
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("informers: NewForConfig: building the clientset for %q: %w", config.Host, err)
+	}
+	dyn, err := dynamic.NewForConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("informers: NewForConfig: building the dynamic client for %q: %w", config.Host, err)
+	}
+	meta, err := metadata.NewForConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("informers: NewForConfig: building the metadata client for %q: %w", config.Host, err)
+	}
+	// The clients built here come first, so that options can replace them.
+	all := append([]SharedInformerOption{WithDynamicClient(dyn), WithMetadataClient(meta)}, options...)
+	return New(client, defaultResync, all...)
+}
+
 func newFactory(client kubernetes.Interface, defaultResync time.Duration, options []SharedInformerOption) *sharedInformerFactory {
 	f := &sharedInformerFactory{
-		client:           client,
-		namespace:        metav1.NamespaceAll,
-		defaultResync:    defaultResync,
-		customResync:     make(map[reflect.Type]time.Duration),
-		informers:        make(map[reflect.Type]cache.SharedIndexInformer),
-		startedInformers: make(map[reflect.Type]bool),
+		client:        client,
+		namespace:     metav1.NamespaceAll,
+		defaultResync: defaultResync,
+		customResync:  make(map[reflect.Type]time.Duration),
+		entries:       make(map[registryKey]*entry),
+		byType:        make(map[reflect.Type]*entry),
 	}
 	for i, opt := range options {
 		if opt == nil {
@@ -143,105 +218,3 @@ func (f *sharedInformerFactory) InformerName() *cache.InformerName {
 	return f.informerName
 }
 
-func (f *sharedInformerFactory) Start(stopCh <-chan struct{}) {
-	f.StartWithContext(wait.ContextForChannel(stopCh))
-}
-
-func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-
-	if f.shuttingDown {
-		return
-	}
-	for informerType, informer := range f.informers {
-		if f.startedInformers[informerType] {
-			continue
-		}
-		f.wg.Go(func() {
-			informer.RunWithContext(ctx)
-		})
-		f.startedInformers[informerType] = true
-	}
-}
-
-func (f *sharedInformerFactory) Shutdown() {
-	// Setting shuttingDown under the lock orders it after any Start in
-	// progress, so wg.Wait below sees every goroutine Start added.
-	f.lock.Lock()
-	f.shuttingDown = true
-	f.lock.Unlock()
-
-	f.wg.Wait()
-	f.informerName.Release()
-}
-
-func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool {
-	return f.WaitForCacheSyncWithContext(wait.ContextForChannel(stopCh)).Synced
-}
-
-func (f *sharedInformerFactory) WaitForCacheSyncWithContext(ctx context.Context) cache.SyncResult {
-	started := f.startedSnapshot()
-
-	// Wait on the informers' sync signals instead of polling them.
-	checkers := make([]cache.DoneChecker, 0, len(started))
-	for _, informer := range started {
-		checkers = append(checkers, informer.HasSyncedChecker())
-	}
-	cache.WaitFor(ctx, "" /* no logging */, checkers...)
-
-	res := cache.SyncResult{Synced: make(map[reflect.Type]bool, len(started))}
-	for informerType, informer := range started {
-		synced := informer.HasSynced()
-		res.Synced[informerType] = synced
-		if !synced {
-			// WaitFor only returns early when ctx is done, so the cause is
-			// set; it says more than ctx.Err().
-			res.Err = context.Cause(ctx)
-		}
-	}
-	return res
-}
-
-// startedSnapshot returns the informers Start has run so far.
-func (f *sharedInformerFactory) startedSnapshot() map[reflect.Type]cache.SharedIndexInformer {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	started := make(map[reflect.Type]cache.SharedIndexInformer, len(f.startedInformers))
-	for informerType, informer := range f.informers {
-		if f.startedInformers[informerType] {
-			started[informerType] = informer
-		}
-	}
-	return started
-}
-
-// InformerFor returns the shared informer for obj's type. The first call
-// for a type builds it with newFunc, the type's resync period (see
-// [WithCustomResyncConfig]) and the factory's transform, if any.
-//
-// Like client-go, it still builds informers after Shutdown, but Start no
-// longer runs them.
-func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-
-	informerType := reflect.TypeOf(obj)
-	if informer, exists := f.informers[informerType]; exists {
-		return informer
-	}
-	resyncPeriod, exists := f.customResync[informerType]
-	if !exists {
-		resyncPeriod = f.defaultResync
-	}
-	informer := newFunc(f.client, resyncPeriod)
-	if f.transform != nil {
-		if err := informer.SetTransform(f.transform); err != nil {
-			// SetTransform only fails on a running informer, which a fresh
-			// one from newFunc should never be; say so instead of dropping it.
-			klog.Background().Error(err, "Cannot set the factory transform", "type", informerType)
-		}
-	}
-	f.informers[informerType] = informer
-	return informer
-}

@@ -17,6 +17,7 @@ limitations under the License.
 package informers
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -24,6 +25,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internalinterfaces"
@@ -105,6 +108,37 @@ func WithTransform(transform cache.TransformFunc) SharedInformerOption {
 func WithInformerName(informerName *cache.InformerName) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		factory.informerName = informerName
+		return factory
+	}
+}
+
+// WithDynamicClient gives the factory the dynamic client through which
+// ForResource serves resources that are not built in, such as custom
+// resources. [NewForConfig] sets one built from its config; this option
+// replaces it, for example with a fake in unit tests. A nil client is an
+// error from [New].
+func WithDynamicClient(client dynamic.Interface) SharedInformerOption {
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		if client == nil {
+			factory.optionErrs = append(factory.optionErrs, errors.New("WithDynamicClient: the dynamic.Interface is nil"))
+			return factory
+		}
+		factory.dynamicClient = client
+		return factory
+	}
+}
+
+// WithMetadataClient gives the factory the metadata client through which
+// [Factory.ForMetadata] serves metadata-only informers. [NewForConfig] sets
+// one built from its config; this option replaces it, for example with a
+// fake in unit tests. A nil client is an error from [New].
+func WithMetadataClient(client metadata.Interface) SharedInformerOption {
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		if client == nil {
+			factory.optionErrs = append(factory.optionErrs, errors.New("WithMetadataClient: the metadata.Interface is nil"))
+			return factory
+		}
+		factory.metadataClient = client
 		return factory
 	}
 }

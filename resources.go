@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -55,17 +56,89 @@ func (f *genericInformer) Lister() cache.GenericLister {
 // resource the factory has no informer for. Test for it with [errors.Is].
 var ErrUnknownResource = errors.New("no informer found")
 
-// ForResource returns the shared informer for resource. An unknown resource
-// is an error wrapping [ErrUnknownResource] that names it and, where it can
-// tell, what was probably meant.
+// ForResource returns the shared informer for resource.
+//
+// For the built-in resources ([SupportedResources]) it is the typed
+// informer the accessors share. For any other resource, such as a custom
+// resource, it is a shared dynamic informer of *unstructured.Unstructured
+// when the factory has a dynamic client ([NewForConfig],
+// [WithDynamicClient]). Otherwise it is an error wrapping
+// [ErrUnknownResource] that names the resource and, where it can tell, what
+// was probably meant.
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
-	informer := f.informerForResource(resource)
-	if informer == nil {
-		// The message starts like client-go's, for callers that match it.
-		return nil, fmt.Errorf("%w for %v%s", ErrUnknownResource, resource, suggest(resource))
+	if informer := f.informerForResource(resource); informer != nil {
+		return &genericInformer{informer: informer, resource: resource.GroupResource()}, nil
 	}
-	return &genericInformer{informer: informer, resource: resource.GroupResource()}, nil
+	if err := validateResource(resource); err != nil {
+		return nil, fmt.Errorf("%w for %v: %w", ErrUnknownResource, resource, err)
+	}
+	hint := suggest(resource)
+	switch {
+	case hint != "":
+		// A near miss of a built-in resource is a typo, not a resource a
+		// dynamic informer should retry forever.
+		return nil, fmt.Errorf("%w for %v%s", ErrUnknownResource, resource, hint)
+	case f.dynamicClient == nil:
+		// The message starts like client-go's, for callers that match it.
+		return nil, fmt.Errorf("%w for %v (it is not built in; a factory with a dynamic client, from NewForConfig or WithDynamicClient, would serve it)", ErrUnknownResource, resource)
+	}
+	e := f.resolve(InformerID{Form: FormDynamic, Resource: resource})
+	return &genericInformer{informer: e.informer, resource: resource.GroupResource()}, nil
 }
+
+// ForMetadata returns the shared informer that caches only the metadata of
+// resource's objects, as *metav1.PartialObjectMetadata. See [Factory].
+func (f *sharedInformerFactory) ForMetadata(resource schema.GroupVersionResource) (GenericInformer, error) {
+	if err := validateResource(resource); err != nil {
+		return nil, fmt.Errorf("informers: ForMetadata(%v): %w", resource, err)
+	}
+	if f.metadataClient == nil {
+		return nil, fmt.Errorf("informers: ForMetadata(%v): the factory has no metadata client (use NewForConfig or WithMetadataClient)", resource)
+	}
+	e := f.resolve(InformerID{Form: FormMetadata, Resource: resource})
+	return &genericInformer{informer: e.informer, resource: resource.GroupResource()}, nil
+}
+
+// validateResource says what is wrong with a resource that is not built in.
+func validateResource(resource schema.GroupVersionResource) error {
+	var problems []string
+	if resource.Version == "" {
+		problems = append(problems, "the version is empty")
+	} else if msgs := validation.IsDNS1123Label(resource.Version); len(msgs) > 0 {
+		problems = append(problems, fmt.Sprintf("the version %q is invalid: %s", resource.Version, strings.Join(msgs, "; ")))
+	}
+	switch {
+	case resource.Resource == "":
+		problems = append(problems, "the resource is empty")
+	case strings.Contains(resource.Resource, "/"):
+		problems = append(problems, fmt.Sprintf("%q names a subresource; informers watch whole resources", resource.Resource))
+	case strings.ToLower(resource.Resource) != resource.Resource:
+		problems = append(problems, fmt.Sprintf("the resource %q is not lower case (resources are plural and lower case)", resource.Resource))
+	}
+	if resource.Group != "" {
+		if msgs := validation.IsDNS1123Subdomain(resource.Group); len(msgs) > 0 {
+			problems = append(problems, fmt.Sprintf("the group %q is invalid: %s", resource.Group, strings.Join(msgs, "; ")))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// isBuiltIn reports whether resource is one of [SupportedResources].
+func isBuiltIn(resource schema.GroupVersionResource) bool {
+	_, ok := builtInResources[resource]
+	return ok
+}
+
+var builtInResources = func() map[schema.GroupVersionResource]struct{} {
+	m := make(map[schema.GroupVersionResource]struct{}, len(supportedResources))
+	for _, r := range supportedResources {
+		m[r] = struct{}{}
+	}
+	return m
+}()
 
 // SupportedResources returns every resource that ForResource accepts,
 // grouped by API group and version. The slice is a copy.

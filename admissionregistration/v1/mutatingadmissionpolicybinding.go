@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewMutatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Inte
 
 // NewTypedMutatingAdmissionPolicyBindingInformerWithOptions is the type-safe form of [NewMutatingAdmissionPolicyBindingInformerWithOptions].
 func NewTypedMutatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) MutatingAdmissionPolicyBindingIndexInformer {
-	return accessor.NewInformer(client, mutatingAdmissionPolicyBindingGVR, options, &admissionregistrationv1.MutatingAdmissionPolicyBinding{}, func() accessor.Client[*admissionregistrationv1.MutatingAdmissionPolicyBindingList] {
-		return client.AdmissionregistrationV1().MutatingAdmissionPolicyBindings()
-	})
+	return accessor.NewInformer(client, mutatingAdmissionPolicyBindingGVR, "", options, &admissionregistrationv1.MutatingAdmissionPolicyBinding{}, mutatingAdmissionPolicyBindingRequests)
+}
+
+// mutatingAdmissionPolicyBindingRequests binds the list and watch calls of MutatingAdmissionPolicyBindings to a clientset.
+func mutatingAdmissionPolicyBindingRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.AdmissionregistrationV1().MutatingAdmissionPolicyBindings())
 }
 
 // mutatingAdmissionPolicyBindingInformer is what [Interface.MutatingAdmissionPolicyBindings] returns.
@@ -112,7 +116,7 @@ type mutatingAdmissionPolicyBindingInformer struct {
 }
 
 func (f *mutatingAdmissionPolicyBindingInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &admissionregistrationv1.MutatingAdmissionPolicyBinding{}, NewMutatingAdmissionPolicyBindingInformerWithOptions, listersadmissionregistrationv1.NewMutatingAdmissionPolicyBindingLister)
+	f.Init(factory, mutatingAdmissionPolicyBindingGVR, "", tweakListOptions, &admissionregistrationv1.MutatingAdmissionPolicyBinding{}, mutatingAdmissionPolicyBindingRequests, listersadmissionregistrationv1.NewMutatingAdmissionPolicyBindingLister)
 }
 
 // TypedInformer returns the factory's shared informer for MutatingAdmissionPolicyBindings.

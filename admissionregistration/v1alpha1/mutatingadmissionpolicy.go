@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewMutatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface, 
 
 // NewTypedMutatingAdmissionPolicyInformerWithOptions is the type-safe form of [NewMutatingAdmissionPolicyInformerWithOptions].
 func NewTypedMutatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) MutatingAdmissionPolicyIndexInformer {
-	return accessor.NewInformer(client, mutatingAdmissionPolicyGVR, options, &admissionregistrationv1alpha1.MutatingAdmissionPolicy{}, func() accessor.Client[*admissionregistrationv1alpha1.MutatingAdmissionPolicyList] {
-		return client.AdmissionregistrationV1alpha1().MutatingAdmissionPolicies()
-	})
+	return accessor.NewInformer(client, mutatingAdmissionPolicyGVR, "", options, &admissionregistrationv1alpha1.MutatingAdmissionPolicy{}, mutatingAdmissionPolicyRequests)
+}
+
+// mutatingAdmissionPolicyRequests binds the list and watch calls of MutatingAdmissionPolicies to a clientset.
+func mutatingAdmissionPolicyRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.AdmissionregistrationV1alpha1().MutatingAdmissionPolicies())
 }
 
 // mutatingAdmissionPolicyInformer is what [Interface.MutatingAdmissionPolicies] returns.
@@ -112,7 +116,7 @@ type mutatingAdmissionPolicyInformer struct {
 }
 
 func (f *mutatingAdmissionPolicyInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &admissionregistrationv1alpha1.MutatingAdmissionPolicy{}, NewMutatingAdmissionPolicyInformerWithOptions, listersadmissionregistrationv1alpha1.NewMutatingAdmissionPolicyLister)
+	f.Init(factory, mutatingAdmissionPolicyGVR, "", tweakListOptions, &admissionregistrationv1alpha1.MutatingAdmissionPolicy{}, mutatingAdmissionPolicyRequests, listersadmissionregistrationv1alpha1.NewMutatingAdmissionPolicyLister)
 }
 
 // TypedInformer returns the factory's shared informer for MutatingAdmissionPolicies.

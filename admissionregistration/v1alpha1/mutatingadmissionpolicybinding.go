@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewMutatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Inte
 
 // NewTypedMutatingAdmissionPolicyBindingInformerWithOptions is the type-safe form of [NewMutatingAdmissionPolicyBindingInformerWithOptions].
 func NewTypedMutatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) MutatingAdmissionPolicyBindingIndexInformer {
-	return accessor.NewInformer(client, mutatingAdmissionPolicyBindingGVR, options, &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{}, func() accessor.Client[*admissionregistrationv1alpha1.MutatingAdmissionPolicyBindingList] {
-		return client.AdmissionregistrationV1alpha1().MutatingAdmissionPolicyBindings()
-	})
+	return accessor.NewInformer(client, mutatingAdmissionPolicyBindingGVR, "", options, &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{}, mutatingAdmissionPolicyBindingRequests)
+}
+
+// mutatingAdmissionPolicyBindingRequests binds the list and watch calls of MutatingAdmissionPolicyBindings to a clientset.
+func mutatingAdmissionPolicyBindingRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.AdmissionregistrationV1alpha1().MutatingAdmissionPolicyBindings())
 }
 
 // mutatingAdmissionPolicyBindingInformer is what [Interface.MutatingAdmissionPolicyBindings] returns.
@@ -112,7 +116,7 @@ type mutatingAdmissionPolicyBindingInformer struct {
 }
 
 func (f *mutatingAdmissionPolicyBindingInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{}, NewMutatingAdmissionPolicyBindingInformerWithOptions, listersadmissionregistrationv1alpha1.NewMutatingAdmissionPolicyBindingLister)
+	f.Init(factory, mutatingAdmissionPolicyBindingGVR, "", tweakListOptions, &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{}, mutatingAdmissionPolicyBindingRequests, listersadmissionregistrationv1alpha1.NewMutatingAdmissionPolicyBindingLister)
 }
 
 // TypedInformer returns the factory's shared informer for MutatingAdmissionPolicyBindings.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewValidatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface
 
 // NewTypedValidatingAdmissionPolicyInformerWithOptions is the type-safe form of [NewValidatingAdmissionPolicyInformerWithOptions].
 func NewTypedValidatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ValidatingAdmissionPolicyIndexInformer {
-	return accessor.NewInformer(client, validatingAdmissionPolicyGVR, options, &admissionregistrationv1alpha1.ValidatingAdmissionPolicy{}, func() accessor.Client[*admissionregistrationv1alpha1.ValidatingAdmissionPolicyList] {
-		return client.AdmissionregistrationV1alpha1().ValidatingAdmissionPolicies()
-	})
+	return accessor.NewInformer(client, validatingAdmissionPolicyGVR, "", options, &admissionregistrationv1alpha1.ValidatingAdmissionPolicy{}, validatingAdmissionPolicyRequests)
+}
+
+// validatingAdmissionPolicyRequests binds the list and watch calls of ValidatingAdmissionPolicies to a clientset.
+func validatingAdmissionPolicyRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.AdmissionregistrationV1alpha1().ValidatingAdmissionPolicies())
 }
 
 // validatingAdmissionPolicyInformer is what [Interface.ValidatingAdmissionPolicies] returns.
@@ -112,7 +116,7 @@ type validatingAdmissionPolicyInformer struct {
 }
 
 func (f *validatingAdmissionPolicyInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &admissionregistrationv1alpha1.ValidatingAdmissionPolicy{}, NewValidatingAdmissionPolicyInformerWithOptions, listersadmissionregistrationv1alpha1.NewValidatingAdmissionPolicyLister)
+	f.Init(factory, validatingAdmissionPolicyGVR, "", tweakListOptions, &admissionregistrationv1alpha1.ValidatingAdmissionPolicy{}, validatingAdmissionPolicyRequests, listersadmissionregistrationv1alpha1.NewValidatingAdmissionPolicyLister)
 }
 
 // TypedInformer returns the factory's shared informer for ValidatingAdmissionPolicies.

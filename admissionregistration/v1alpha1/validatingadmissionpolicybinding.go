@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewValidatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.In
 
 // NewTypedValidatingAdmissionPolicyBindingInformerWithOptions is the type-safe form of [NewValidatingAdmissionPolicyBindingInformerWithOptions].
 func NewTypedValidatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ValidatingAdmissionPolicyBindingIndexInformer {
-	return accessor.NewInformer(client, validatingAdmissionPolicyBindingGVR, options, &admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding{}, func() accessor.Client[*admissionregistrationv1alpha1.ValidatingAdmissionPolicyBindingList] {
-		return client.AdmissionregistrationV1alpha1().ValidatingAdmissionPolicyBindings()
-	})
+	return accessor.NewInformer(client, validatingAdmissionPolicyBindingGVR, "", options, &admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding{}, validatingAdmissionPolicyBindingRequests)
+}
+
+// validatingAdmissionPolicyBindingRequests binds the list and watch calls of ValidatingAdmissionPolicyBindings to a clientset.
+func validatingAdmissionPolicyBindingRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.AdmissionregistrationV1alpha1().ValidatingAdmissionPolicyBindings())
 }
 
 // validatingAdmissionPolicyBindingInformer is what [Interface.ValidatingAdmissionPolicyBindings] returns.
@@ -112,7 +116,7 @@ type validatingAdmissionPolicyBindingInformer struct {
 }
 
 func (f *validatingAdmissionPolicyBindingInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding{}, NewValidatingAdmissionPolicyBindingInformerWithOptions, listersadmissionregistrationv1alpha1.NewValidatingAdmissionPolicyBindingLister)
+	f.Init(factory, validatingAdmissionPolicyBindingGVR, "", tweakListOptions, &admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding{}, validatingAdmissionPolicyBindingRequests, listersadmissionregistrationv1alpha1.NewValidatingAdmissionPolicyBindingLister)
 }
 
 // TypedInformer returns the factory's shared informer for ValidatingAdmissionPolicyBindings.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewMutatingWebhookConfigurationInformerWithOptions(client kubernetes.Interf
 
 // NewTypedMutatingWebhookConfigurationInformerWithOptions is the type-safe form of [NewMutatingWebhookConfigurationInformerWithOptions].
 func NewTypedMutatingWebhookConfigurationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) MutatingWebhookConfigurationIndexInformer {
-	return accessor.NewInformer(client, mutatingWebhookConfigurationGVR, options, &admissionregistrationv1beta1.MutatingWebhookConfiguration{}, func() accessor.Client[*admissionregistrationv1beta1.MutatingWebhookConfigurationList] {
-		return client.AdmissionregistrationV1beta1().MutatingWebhookConfigurations()
-	})
+	return accessor.NewInformer(client, mutatingWebhookConfigurationGVR, "", options, &admissionregistrationv1beta1.MutatingWebhookConfiguration{}, mutatingWebhookConfigurationRequests)
+}
+
+// mutatingWebhookConfigurationRequests binds the list and watch calls of MutatingWebhookConfigurations to a clientset.
+func mutatingWebhookConfigurationRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.AdmissionregistrationV1beta1().MutatingWebhookConfigurations())
 }
 
 // mutatingWebhookConfigurationInformer is what [Interface.MutatingWebhookConfigurations] returns.
@@ -112,7 +116,7 @@ type mutatingWebhookConfigurationInformer struct {
 }
 
 func (f *mutatingWebhookConfigurationInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &admissionregistrationv1beta1.MutatingWebhookConfiguration{}, NewMutatingWebhookConfigurationInformerWithOptions, listersadmissionregistrationv1beta1.NewMutatingWebhookConfigurationLister)
+	f.Init(factory, mutatingWebhookConfigurationGVR, "", tweakListOptions, &admissionregistrationv1beta1.MutatingWebhookConfiguration{}, mutatingWebhookConfigurationRequests, listersadmissionregistrationv1beta1.NewMutatingWebhookConfigurationLister)
 }
 
 // TypedInformer returns the factory's shared informer for MutatingWebhookConfigurations.

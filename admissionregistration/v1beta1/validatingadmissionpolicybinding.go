@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewValidatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.In
 
 // NewTypedValidatingAdmissionPolicyBindingInformerWithOptions is the type-safe form of [NewValidatingAdmissionPolicyBindingInformerWithOptions].
 func NewTypedValidatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ValidatingAdmissionPolicyBindingIndexInformer {
-	return accessor.NewInformer(client, validatingAdmissionPolicyBindingGVR, options, &admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding{}, func() accessor.Client[*admissionregistrationv1beta1.ValidatingAdmissionPolicyBindingList] {
-		return client.AdmissionregistrationV1beta1().ValidatingAdmissionPolicyBindings()
-	})
+	return accessor.NewInformer(client, validatingAdmissionPolicyBindingGVR, "", options, &admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding{}, validatingAdmissionPolicyBindingRequests)
+}
+
+// validatingAdmissionPolicyBindingRequests binds the list and watch calls of ValidatingAdmissionPolicyBindings to a clientset.
+func validatingAdmissionPolicyBindingRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.AdmissionregistrationV1beta1().ValidatingAdmissionPolicyBindings())
 }
 
 // validatingAdmissionPolicyBindingInformer is what [Interface.ValidatingAdmissionPolicyBindings] returns.
@@ -112,7 +116,7 @@ type validatingAdmissionPolicyBindingInformer struct {
 }
 
 func (f *validatingAdmissionPolicyBindingInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding{}, NewValidatingAdmissionPolicyBindingInformerWithOptions, listersadmissionregistrationv1beta1.NewValidatingAdmissionPolicyBindingLister)
+	f.Init(factory, validatingAdmissionPolicyBindingGVR, "", tweakListOptions, &admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding{}, validatingAdmissionPolicyBindingRequests, listersadmissionregistrationv1beta1.NewValidatingAdmissionPolicyBindingLister)
 }
 
 // TypedInformer returns the factory's shared informer for ValidatingAdmissionPolicyBindings.

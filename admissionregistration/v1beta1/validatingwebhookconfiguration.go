@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewValidatingWebhookConfigurationInformerWithOptions(client kubernetes.Inte
 
 // NewTypedValidatingWebhookConfigurationInformerWithOptions is the type-safe form of [NewValidatingWebhookConfigurationInformerWithOptions].
 func NewTypedValidatingWebhookConfigurationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ValidatingWebhookConfigurationIndexInformer {
-	return accessor.NewInformer(client, validatingWebhookConfigurationGVR, options, &admissionregistrationv1beta1.ValidatingWebhookConfiguration{}, func() accessor.Client[*admissionregistrationv1beta1.ValidatingWebhookConfigurationList] {
-		return client.AdmissionregistrationV1beta1().ValidatingWebhookConfigurations()
-	})
+	return accessor.NewInformer(client, validatingWebhookConfigurationGVR, "", options, &admissionregistrationv1beta1.ValidatingWebhookConfiguration{}, validatingWebhookConfigurationRequests)
+}
+
+// validatingWebhookConfigurationRequests binds the list and watch calls of ValidatingWebhookConfigurations to a clientset.
+func validatingWebhookConfigurationRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.AdmissionregistrationV1beta1().ValidatingWebhookConfigurations())
 }
 
 // validatingWebhookConfigurationInformer is what [Interface.ValidatingWebhookConfigurations] returns.
@@ -112,7 +116,7 @@ type validatingWebhookConfigurationInformer struct {
 }
 
 func (f *validatingWebhookConfigurationInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &admissionregistrationv1beta1.ValidatingWebhookConfiguration{}, NewValidatingWebhookConfigurationInformerWithOptions, listersadmissionregistrationv1beta1.NewValidatingWebhookConfigurationLister)
+	f.Init(factory, validatingWebhookConfigurationGVR, "", tweakListOptions, &admissionregistrationv1beta1.ValidatingWebhookConfiguration{}, validatingWebhookConfigurationRequests, listersadmissionregistrationv1beta1.NewValidatingWebhookConfigurationLister)
 }
 
 // TypedInformer returns the factory's shared informer for ValidatingWebhookConfigurations.

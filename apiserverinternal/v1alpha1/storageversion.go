@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	apiserverinternalv1alpha1 "k8s.io/api/apiserverinternal/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewStorageVersionInformerWithOptions(client kubernetes.Interface, options i
 
 // NewTypedStorageVersionInformerWithOptions is the type-safe form of [NewStorageVersionInformerWithOptions].
 func NewTypedStorageVersionInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) StorageVersionIndexInformer {
-	return accessor.NewInformer(client, storageVersionGVR, options, &apiserverinternalv1alpha1.StorageVersion{}, func() accessor.Client[*apiserverinternalv1alpha1.StorageVersionList] {
-		return client.InternalV1alpha1().StorageVersions()
-	})
+	return accessor.NewInformer(client, storageVersionGVR, "", options, &apiserverinternalv1alpha1.StorageVersion{}, storageVersionRequests)
+}
+
+// storageVersionRequests binds the list and watch calls of StorageVersions to a clientset.
+func storageVersionRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.InternalV1alpha1().StorageVersions())
 }
 
 // storageVersionInformer is what [Interface.StorageVersions] returns.
@@ -112,7 +116,7 @@ type storageVersionInformer struct {
 }
 
 func (f *storageVersionInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &apiserverinternalv1alpha1.StorageVersion{}, NewStorageVersionInformerWithOptions, listersapiserverinternalv1alpha1.NewStorageVersionLister)
+	f.Init(factory, storageVersionGVR, "", tweakListOptions, &apiserverinternalv1alpha1.StorageVersion{}, storageVersionRequests, listersapiserverinternalv1alpha1.NewStorageVersionLister)
 }
 
 // TypedInformer returns the factory's shared informer for StorageVersions.

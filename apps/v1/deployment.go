@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	appsv1 "k8s.io/api/apps/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewDeploymentInformerWithOptions(client kubernetes.Interface, namespace str
 
 // NewTypedDeploymentInformerWithOptions is the type-safe form of [NewDeploymentInformerWithOptions].
 func NewTypedDeploymentInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) DeploymentIndexInformer {
-	return accessor.NewInformer(client, deploymentGVR, options, &appsv1.Deployment{}, func() accessor.Client[*appsv1.DeploymentList] {
-		return client.AppsV1().Deployments(namespace)
-	})
+	return accessor.NewInformer(client, deploymentGVR, namespace, options, &appsv1.Deployment{}, deploymentRequests)
+}
+
+// deploymentRequests binds the list and watch calls of Deployments to a clientset.
+func deploymentRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.AppsV1().Deployments(namespace))
 }
 
 // deploymentInformer is what [Interface.Deployments] returns.
@@ -112,10 +116,7 @@ type deploymentInformer struct {
 }
 
 func (f *deploymentInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewDeploymentInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &appsv1.Deployment{}, newInformer, listersappsv1.NewDeploymentLister)
+	f.Init(factory, deploymentGVR, namespace, tweakListOptions, &appsv1.Deployment{}, deploymentRequests, listersappsv1.NewDeploymentLister)
 }
 
 // TypedInformer returns the factory's shared informer for Deployments.

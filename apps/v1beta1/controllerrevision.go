@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	appsv1beta1 "k8s.io/api/apps/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewControllerRevisionInformerWithOptions(client kubernetes.Interface, names
 
 // NewTypedControllerRevisionInformerWithOptions is the type-safe form of [NewControllerRevisionInformerWithOptions].
 func NewTypedControllerRevisionInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ControllerRevisionIndexInformer {
-	return accessor.NewInformer(client, controllerRevisionGVR, options, &appsv1beta1.ControllerRevision{}, func() accessor.Client[*appsv1beta1.ControllerRevisionList] {
-		return client.AppsV1beta1().ControllerRevisions(namespace)
-	})
+	return accessor.NewInformer(client, controllerRevisionGVR, namespace, options, &appsv1beta1.ControllerRevision{}, controllerRevisionRequests)
+}
+
+// controllerRevisionRequests binds the list and watch calls of ControllerRevisions to a clientset.
+func controllerRevisionRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.AppsV1beta1().ControllerRevisions(namespace))
 }
 
 // controllerRevisionInformer is what [Interface.ControllerRevisions] returns.
@@ -112,10 +116,7 @@ type controllerRevisionInformer struct {
 }
 
 func (f *controllerRevisionInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewControllerRevisionInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &appsv1beta1.ControllerRevision{}, newInformer, listersappsv1beta1.NewControllerRevisionLister)
+	f.Init(factory, controllerRevisionGVR, namespace, tweakListOptions, &appsv1beta1.ControllerRevision{}, controllerRevisionRequests, listersappsv1beta1.NewControllerRevisionLister)
 }
 
 // TypedInformer returns the factory's shared informer for ControllerRevisions.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	appsv1beta1 "k8s.io/api/apps/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewStatefulSetInformerWithOptions(client kubernetes.Interface, namespace st
 
 // NewTypedStatefulSetInformerWithOptions is the type-safe form of [NewStatefulSetInformerWithOptions].
 func NewTypedStatefulSetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) StatefulSetIndexInformer {
-	return accessor.NewInformer(client, statefulSetGVR, options, &appsv1beta1.StatefulSet{}, func() accessor.Client[*appsv1beta1.StatefulSetList] {
-		return client.AppsV1beta1().StatefulSets(namespace)
-	})
+	return accessor.NewInformer(client, statefulSetGVR, namespace, options, &appsv1beta1.StatefulSet{}, statefulSetRequests)
+}
+
+// statefulSetRequests binds the list and watch calls of StatefulSets to a clientset.
+func statefulSetRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.AppsV1beta1().StatefulSets(namespace))
 }
 
 // statefulSetInformer is what [Interface.StatefulSets] returns.
@@ -112,10 +116,7 @@ type statefulSetInformer struct {
 }
 
 func (f *statefulSetInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewStatefulSetInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &appsv1beta1.StatefulSet{}, newInformer, listersappsv1beta1.NewStatefulSetLister)
+	f.Init(factory, statefulSetGVR, namespace, tweakListOptions, &appsv1beta1.StatefulSet{}, statefulSetRequests, listersappsv1beta1.NewStatefulSetLister)
 }
 
 // TypedInformer returns the factory's shared informer for StatefulSets.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	appsv1beta2 "k8s.io/api/apps/v1beta2"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewDeploymentInformerWithOptions(client kubernetes.Interface, namespace str
 
 // NewTypedDeploymentInformerWithOptions is the type-safe form of [NewDeploymentInformerWithOptions].
 func NewTypedDeploymentInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) DeploymentIndexInformer {
-	return accessor.NewInformer(client, deploymentGVR, options, &appsv1beta2.Deployment{}, func() accessor.Client[*appsv1beta2.DeploymentList] {
-		return client.AppsV1beta2().Deployments(namespace)
-	})
+	return accessor.NewInformer(client, deploymentGVR, namespace, options, &appsv1beta2.Deployment{}, deploymentRequests)
+}
+
+// deploymentRequests binds the list and watch calls of Deployments to a clientset.
+func deploymentRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.AppsV1beta2().Deployments(namespace))
 }
 
 // deploymentInformer is what [Interface.Deployments] returns.
@@ -112,10 +116,7 @@ type deploymentInformer struct {
 }
 
 func (f *deploymentInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewDeploymentInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &appsv1beta2.Deployment{}, newInformer, listersappsv1beta2.NewDeploymentLister)
+	f.Init(factory, deploymentGVR, namespace, tweakListOptions, &appsv1beta2.Deployment{}, deploymentRequests, listersappsv1beta2.NewDeploymentLister)
 }
 
 // TypedInformer returns the factory's shared informer for Deployments.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	appsv1beta2 "k8s.io/api/apps/v1beta2"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewReplicaSetInformerWithOptions(client kubernetes.Interface, namespace str
 
 // NewTypedReplicaSetInformerWithOptions is the type-safe form of [NewReplicaSetInformerWithOptions].
 func NewTypedReplicaSetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ReplicaSetIndexInformer {
-	return accessor.NewInformer(client, replicaSetGVR, options, &appsv1beta2.ReplicaSet{}, func() accessor.Client[*appsv1beta2.ReplicaSetList] {
-		return client.AppsV1beta2().ReplicaSets(namespace)
-	})
+	return accessor.NewInformer(client, replicaSetGVR, namespace, options, &appsv1beta2.ReplicaSet{}, replicaSetRequests)
+}
+
+// replicaSetRequests binds the list and watch calls of ReplicaSets to a clientset.
+func replicaSetRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.AppsV1beta2().ReplicaSets(namespace))
 }
 
 // replicaSetInformer is what [Interface.ReplicaSets] returns.
@@ -112,10 +116,7 @@ type replicaSetInformer struct {
 }
 
 func (f *replicaSetInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewReplicaSetInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &appsv1beta2.ReplicaSet{}, newInformer, listersappsv1beta2.NewReplicaSetLister)
+	f.Init(factory, replicaSetGVR, namespace, tweakListOptions, &appsv1beta2.ReplicaSet{}, replicaSetRequests, listersappsv1beta2.NewReplicaSetLister)
 }
 
 // TypedInformer returns the factory's shared informer for ReplicaSets.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewHorizontalPodAutoscalerInformerWithOptions(client kubernetes.Interface, 
 
 // NewTypedHorizontalPodAutoscalerInformerWithOptions is the type-safe form of [NewHorizontalPodAutoscalerInformerWithOptions].
 func NewTypedHorizontalPodAutoscalerInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) HorizontalPodAutoscalerIndexInformer {
-	return accessor.NewInformer(client, horizontalPodAutoscalerGVR, options, &autoscalingv2.HorizontalPodAutoscaler{}, func() accessor.Client[*autoscalingv2.HorizontalPodAutoscalerList] {
-		return client.AutoscalingV2().HorizontalPodAutoscalers(namespace)
-	})
+	return accessor.NewInformer(client, horizontalPodAutoscalerGVR, namespace, options, &autoscalingv2.HorizontalPodAutoscaler{}, horizontalPodAutoscalerRequests)
+}
+
+// horizontalPodAutoscalerRequests binds the list and watch calls of HorizontalPodAutoscalers to a clientset.
+func horizontalPodAutoscalerRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.AutoscalingV2().HorizontalPodAutoscalers(namespace))
 }
 
 // horizontalPodAutoscalerInformer is what [Interface.HorizontalPodAutoscalers] returns.
@@ -112,10 +116,7 @@ type horizontalPodAutoscalerInformer struct {
 }
 
 func (f *horizontalPodAutoscalerInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewHorizontalPodAutoscalerInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &autoscalingv2.HorizontalPodAutoscaler{}, newInformer, listersautoscalingv2.NewHorizontalPodAutoscalerLister)
+	f.Init(factory, horizontalPodAutoscalerGVR, namespace, tweakListOptions, &autoscalingv2.HorizontalPodAutoscaler{}, horizontalPodAutoscalerRequests, listersautoscalingv2.NewHorizontalPodAutoscalerLister)
 }
 
 // TypedInformer returns the factory's shared informer for HorizontalPodAutoscalers.

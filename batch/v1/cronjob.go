@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	batchv1 "k8s.io/api/batch/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewCronJobInformerWithOptions(client kubernetes.Interface, namespace string
 
 // NewTypedCronJobInformerWithOptions is the type-safe form of [NewCronJobInformerWithOptions].
 func NewTypedCronJobInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) CronJobIndexInformer {
-	return accessor.NewInformer(client, cronJobGVR, options, &batchv1.CronJob{}, func() accessor.Client[*batchv1.CronJobList] {
-		return client.BatchV1().CronJobs(namespace)
-	})
+	return accessor.NewInformer(client, cronJobGVR, namespace, options, &batchv1.CronJob{}, cronJobRequests)
+}
+
+// cronJobRequests binds the list and watch calls of CronJobs to a clientset.
+func cronJobRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.BatchV1().CronJobs(namespace))
 }
 
 // cronJobInformer is what [Interface.CronJobs] returns.
@@ -112,10 +116,7 @@ type cronJobInformer struct {
 }
 
 func (f *cronJobInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewCronJobInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &batchv1.CronJob{}, newInformer, listersbatchv1.NewCronJobLister)
+	f.Init(factory, cronJobGVR, namespace, tweakListOptions, &batchv1.CronJob{}, cronJobRequests, listersbatchv1.NewCronJobLister)
 }
 
 // TypedInformer returns the factory's shared informer for CronJobs.

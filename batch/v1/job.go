@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	batchv1 "k8s.io/api/batch/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewJobInformerWithOptions(client kubernetes.Interface, namespace string, op
 
 // NewTypedJobInformerWithOptions is the type-safe form of [NewJobInformerWithOptions].
 func NewTypedJobInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) JobIndexInformer {
-	return accessor.NewInformer(client, jobGVR, options, &batchv1.Job{}, func() accessor.Client[*batchv1.JobList] {
-		return client.BatchV1().Jobs(namespace)
-	})
+	return accessor.NewInformer(client, jobGVR, namespace, options, &batchv1.Job{}, jobRequests)
+}
+
+// jobRequests binds the list and watch calls of Jobs to a clientset.
+func jobRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.BatchV1().Jobs(namespace))
 }
 
 // jobInformer is what [Interface.Jobs] returns.
@@ -112,10 +116,7 @@ type jobInformer struct {
 }
 
 func (f *jobInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewJobInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &batchv1.Job{}, newInformer, listersbatchv1.NewJobLister)
+	f.Init(factory, jobGVR, namespace, tweakListOptions, &batchv1.Job{}, jobRequests, listersbatchv1.NewJobLister)
 }
 
 // TypedInformer returns the factory's shared informer for Jobs.

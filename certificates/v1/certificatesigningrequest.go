@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewCertificateSigningRequestInformerWithOptions(client kubernetes.Interface
 
 // NewTypedCertificateSigningRequestInformerWithOptions is the type-safe form of [NewCertificateSigningRequestInformerWithOptions].
 func NewTypedCertificateSigningRequestInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) CertificateSigningRequestIndexInformer {
-	return accessor.NewInformer(client, certificateSigningRequestGVR, options, &certificatesv1.CertificateSigningRequest{}, func() accessor.Client[*certificatesv1.CertificateSigningRequestList] {
-		return client.CertificatesV1().CertificateSigningRequests()
-	})
+	return accessor.NewInformer(client, certificateSigningRequestGVR, "", options, &certificatesv1.CertificateSigningRequest{}, certificateSigningRequestRequests)
+}
+
+// certificateSigningRequestRequests binds the list and watch calls of CertificateSigningRequests to a clientset.
+func certificateSigningRequestRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.CertificatesV1().CertificateSigningRequests())
 }
 
 // certificateSigningRequestInformer is what [Interface.CertificateSigningRequests] returns.
@@ -112,7 +116,7 @@ type certificateSigningRequestInformer struct {
 }
 
 func (f *certificateSigningRequestInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &certificatesv1.CertificateSigningRequest{}, NewCertificateSigningRequestInformerWithOptions, listerscertificatesv1.NewCertificateSigningRequestLister)
+	f.Init(factory, certificateSigningRequestGVR, "", tweakListOptions, &certificatesv1.CertificateSigningRequest{}, certificateSigningRequestRequests, listerscertificatesv1.NewCertificateSigningRequestLister)
 }
 
 // TypedInformer returns the factory's shared informer for CertificateSigningRequests.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewClusterTrustBundleInformerWithOptions(client kubernetes.Interface, optio
 
 // NewTypedClusterTrustBundleInformerWithOptions is the type-safe form of [NewClusterTrustBundleInformerWithOptions].
 func NewTypedClusterTrustBundleInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ClusterTrustBundleIndexInformer {
-	return accessor.NewInformer(client, clusterTrustBundleGVR, options, &certificatesv1.ClusterTrustBundle{}, func() accessor.Client[*certificatesv1.ClusterTrustBundleList] {
-		return client.CertificatesV1().ClusterTrustBundles()
-	})
+	return accessor.NewInformer(client, clusterTrustBundleGVR, "", options, &certificatesv1.ClusterTrustBundle{}, clusterTrustBundleRequests)
+}
+
+// clusterTrustBundleRequests binds the list and watch calls of ClusterTrustBundles to a clientset.
+func clusterTrustBundleRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.CertificatesV1().ClusterTrustBundles())
 }
 
 // clusterTrustBundleInformer is what [Interface.ClusterTrustBundles] returns.
@@ -112,7 +116,7 @@ type clusterTrustBundleInformer struct {
 }
 
 func (f *clusterTrustBundleInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &certificatesv1.ClusterTrustBundle{}, NewClusterTrustBundleInformerWithOptions, listerscertificatesv1.NewClusterTrustBundleLister)
+	f.Init(factory, clusterTrustBundleGVR, "", tweakListOptions, &certificatesv1.ClusterTrustBundle{}, clusterTrustBundleRequests, listerscertificatesv1.NewClusterTrustBundleLister)
 }
 
 // TypedInformer returns the factory's shared informer for ClusterTrustBundles.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewPodCertificateRequestInformerWithOptions(client kubernetes.Interface, na
 
 // NewTypedPodCertificateRequestInformerWithOptions is the type-safe form of [NewPodCertificateRequestInformerWithOptions].
 func NewTypedPodCertificateRequestInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodCertificateRequestIndexInformer {
-	return accessor.NewInformer(client, podCertificateRequestGVR, options, &certificatesv1.PodCertificateRequest{}, func() accessor.Client[*certificatesv1.PodCertificateRequestList] {
-		return client.CertificatesV1().PodCertificateRequests(namespace)
-	})
+	return accessor.NewInformer(client, podCertificateRequestGVR, namespace, options, &certificatesv1.PodCertificateRequest{}, podCertificateRequestRequests)
+}
+
+// podCertificateRequestRequests binds the list and watch calls of PodCertificateRequests to a clientset.
+func podCertificateRequestRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CertificatesV1().PodCertificateRequests(namespace))
 }
 
 // podCertificateRequestInformer is what [Interface.PodCertificateRequests] returns.
@@ -112,10 +116,7 @@ type podCertificateRequestInformer struct {
 }
 
 func (f *podCertificateRequestInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewPodCertificateRequestInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &certificatesv1.PodCertificateRequest{}, newInformer, listerscertificatesv1.NewPodCertificateRequestLister)
+	f.Init(factory, podCertificateRequestGVR, namespace, tweakListOptions, &certificatesv1.PodCertificateRequest{}, podCertificateRequestRequests, listerscertificatesv1.NewPodCertificateRequestLister)
 }
 
 // TypedInformer returns the factory's shared informer for PodCertificateRequests.

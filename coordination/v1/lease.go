@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewLeaseInformerWithOptions(client kubernetes.Interface, namespace string, 
 
 // NewTypedLeaseInformerWithOptions is the type-safe form of [NewLeaseInformerWithOptions].
 func NewTypedLeaseInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) LeaseIndexInformer {
-	return accessor.NewInformer(client, leaseGVR, options, &coordinationv1.Lease{}, func() accessor.Client[*coordinationv1.LeaseList] {
-		return client.CoordinationV1().Leases(namespace)
-	})
+	return accessor.NewInformer(client, leaseGVR, namespace, options, &coordinationv1.Lease{}, leaseRequests)
+}
+
+// leaseRequests binds the list and watch calls of Leases to a clientset.
+func leaseRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoordinationV1().Leases(namespace))
 }
 
 // leaseInformer is what [Interface.Leases] returns.
@@ -112,10 +116,7 @@ type leaseInformer struct {
 }
 
 func (f *leaseInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewLeaseInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &coordinationv1.Lease{}, newInformer, listerscoordinationv1.NewLeaseLister)
+	f.Init(factory, leaseGVR, namespace, tweakListOptions, &coordinationv1.Lease{}, leaseRequests, listerscoordinationv1.NewLeaseLister)
 }
 
 // TypedInformer returns the factory's shared informer for Leases.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewLeaseCandidateInformerWithOptions(client kubernetes.Interface, namespace
 
 // NewTypedLeaseCandidateInformerWithOptions is the type-safe form of [NewLeaseCandidateInformerWithOptions].
 func NewTypedLeaseCandidateInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) LeaseCandidateIndexInformer {
-	return accessor.NewInformer(client, leaseCandidateGVR, options, &coordinationv1beta1.LeaseCandidate{}, func() accessor.Client[*coordinationv1beta1.LeaseCandidateList] {
-		return client.CoordinationV1beta1().LeaseCandidates(namespace)
-	})
+	return accessor.NewInformer(client, leaseCandidateGVR, namespace, options, &coordinationv1beta1.LeaseCandidate{}, leaseCandidateRequests)
+}
+
+// leaseCandidateRequests binds the list and watch calls of LeaseCandidates to a clientset.
+func leaseCandidateRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoordinationV1beta1().LeaseCandidates(namespace))
 }
 
 // leaseCandidateInformer is what [Interface.LeaseCandidates] returns.
@@ -112,10 +116,7 @@ type leaseCandidateInformer struct {
 }
 
 func (f *leaseCandidateInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewLeaseCandidateInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &coordinationv1beta1.LeaseCandidate{}, newInformer, listerscoordinationv1beta1.NewLeaseCandidateLister)
+	f.Init(factory, leaseCandidateGVR, namespace, tweakListOptions, &coordinationv1beta1.LeaseCandidate{}, leaseCandidateRequests, listerscoordinationv1beta1.NewLeaseCandidateLister)
 }
 
 // TypedInformer returns the factory's shared informer for LeaseCandidates.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewComponentStatusInformerWithOptions(client kubernetes.Interface, options 
 
 // NewTypedComponentStatusInformerWithOptions is the type-safe form of [NewComponentStatusInformerWithOptions].
 func NewTypedComponentStatusInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ComponentStatusIndexInformer {
-	return accessor.NewInformer(client, componentStatusGVR, options, &corev1.ComponentStatus{}, func() accessor.Client[*corev1.ComponentStatusList] {
-		return client.CoreV1().ComponentStatuses()
-	})
+	return accessor.NewInformer(client, componentStatusGVR, "", options, &corev1.ComponentStatus{}, componentStatusRequests)
+}
+
+// componentStatusRequests binds the list and watch calls of ComponentStatuses to a clientset.
+func componentStatusRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().ComponentStatuses())
 }
 
 // componentStatusInformer is what [Interface.ComponentStatuses] returns.
@@ -112,7 +116,7 @@ type componentStatusInformer struct {
 }
 
 func (f *componentStatusInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &corev1.ComponentStatus{}, NewComponentStatusInformerWithOptions, listerscorev1.NewComponentStatusLister)
+	f.Init(factory, componentStatusGVR, "", tweakListOptions, &corev1.ComponentStatus{}, componentStatusRequests, listerscorev1.NewComponentStatusLister)
 }
 
 // TypedInformer returns the factory's shared informer for ComponentStatuses.

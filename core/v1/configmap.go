@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewConfigMapInformerWithOptions(client kubernetes.Interface, namespace stri
 
 // NewTypedConfigMapInformerWithOptions is the type-safe form of [NewConfigMapInformerWithOptions].
 func NewTypedConfigMapInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ConfigMapIndexInformer {
-	return accessor.NewInformer(client, configMapGVR, options, &corev1.ConfigMap{}, func() accessor.Client[*corev1.ConfigMapList] {
-		return client.CoreV1().ConfigMaps(namespace)
-	})
+	return accessor.NewInformer(client, configMapGVR, namespace, options, &corev1.ConfigMap{}, configMapRequests)
+}
+
+// configMapRequests binds the list and watch calls of ConfigMaps to a clientset.
+func configMapRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().ConfigMaps(namespace))
 }
 
 // configMapInformer is what [Interface.ConfigMaps] returns.
@@ -112,10 +116,7 @@ type configMapInformer struct {
 }
 
 func (f *configMapInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewConfigMapInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &corev1.ConfigMap{}, newInformer, listerscorev1.NewConfigMapLister)
+	f.Init(factory, configMapGVR, namespace, tweakListOptions, &corev1.ConfigMap{}, configMapRequests, listerscorev1.NewConfigMapLister)
 }
 
 // TypedInformer returns the factory's shared informer for ConfigMaps.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewEndpointsInformerWithOptions(client kubernetes.Interface, namespace stri
 
 // NewTypedEndpointsInformerWithOptions is the type-safe form of [NewEndpointsInformerWithOptions].
 func NewTypedEndpointsInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EndpointsIndexInformer {
-	return accessor.NewInformer(client, endpointsGVR, options, &corev1.Endpoints{}, func() accessor.Client[*corev1.EndpointsList] {
-		return client.CoreV1().Endpoints(namespace)
-	})
+	return accessor.NewInformer(client, endpointsGVR, namespace, options, &corev1.Endpoints{}, endpointsRequests)
+}
+
+// endpointsRequests binds the list and watch calls of Endpoints to a clientset.
+func endpointsRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().Endpoints(namespace))
 }
 
 // endpointsInformer is what [Interface.Endpoints] returns.
@@ -112,10 +116,7 @@ type endpointsInformer struct {
 }
 
 func (f *endpointsInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewEndpointsInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &corev1.Endpoints{}, newInformer, listerscorev1.NewEndpointsLister)
+	f.Init(factory, endpointsGVR, namespace, tweakListOptions, &corev1.Endpoints{}, endpointsRequests, listerscorev1.NewEndpointsLister)
 }
 
 // TypedInformer returns the factory's shared informer for Endpoints.

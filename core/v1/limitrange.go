@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewLimitRangeInformerWithOptions(client kubernetes.Interface, namespace str
 
 // NewTypedLimitRangeInformerWithOptions is the type-safe form of [NewLimitRangeInformerWithOptions].
 func NewTypedLimitRangeInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) LimitRangeIndexInformer {
-	return accessor.NewInformer(client, limitRangeGVR, options, &corev1.LimitRange{}, func() accessor.Client[*corev1.LimitRangeList] {
-		return client.CoreV1().LimitRanges(namespace)
-	})
+	return accessor.NewInformer(client, limitRangeGVR, namespace, options, &corev1.LimitRange{}, limitRangeRequests)
+}
+
+// limitRangeRequests binds the list and watch calls of LimitRanges to a clientset.
+func limitRangeRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().LimitRanges(namespace))
 }
 
 // limitRangeInformer is what [Interface.LimitRanges] returns.
@@ -112,10 +116,7 @@ type limitRangeInformer struct {
 }
 
 func (f *limitRangeInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewLimitRangeInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &corev1.LimitRange{}, newInformer, listerscorev1.NewLimitRangeLister)
+	f.Init(factory, limitRangeGVR, namespace, tweakListOptions, &corev1.LimitRange{}, limitRangeRequests, listerscorev1.NewLimitRangeLister)
 }
 
 // TypedInformer returns the factory's shared informer for LimitRanges.

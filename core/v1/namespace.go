@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewNamespaceInformerWithOptions(client kubernetes.Interface, options intern
 
 // NewTypedNamespaceInformerWithOptions is the type-safe form of [NewNamespaceInformerWithOptions].
 func NewTypedNamespaceInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) NamespaceIndexInformer {
-	return accessor.NewInformer(client, namespaceGVR, options, &corev1.Namespace{}, func() accessor.Client[*corev1.NamespaceList] {
-		return client.CoreV1().Namespaces()
-	})
+	return accessor.NewInformer(client, namespaceGVR, "", options, &corev1.Namespace{}, namespaceRequests)
+}
+
+// namespaceRequests binds the list and watch calls of Namespaces to a clientset.
+func namespaceRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().Namespaces())
 }
 
 // namespaceInformer is what [Interface.Namespaces] returns.
@@ -112,7 +116,7 @@ type namespaceInformer struct {
 }
 
 func (f *namespaceInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &corev1.Namespace{}, NewNamespaceInformerWithOptions, listerscorev1.NewNamespaceLister)
+	f.Init(factory, namespaceGVR, "", tweakListOptions, &corev1.Namespace{}, namespaceRequests, listerscorev1.NewNamespaceLister)
 }
 
 // TypedInformer returns the factory's shared informer for Namespaces.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewNodeInformerWithOptions(client kubernetes.Interface, options internalint
 
 // NewTypedNodeInformerWithOptions is the type-safe form of [NewNodeInformerWithOptions].
 func NewTypedNodeInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) NodeIndexInformer {
-	return accessor.NewInformer(client, nodeGVR, options, &corev1.Node{}, func() accessor.Client[*corev1.NodeList] {
-		return client.CoreV1().Nodes()
-	})
+	return accessor.NewInformer(client, nodeGVR, "", options, &corev1.Node{}, nodeRequests)
+}
+
+// nodeRequests binds the list and watch calls of Nodes to a clientset.
+func nodeRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().Nodes())
 }
 
 // nodeInformer is what [Interface.Nodes] returns.
@@ -112,7 +116,7 @@ type nodeInformer struct {
 }
 
 func (f *nodeInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &corev1.Node{}, NewNodeInformerWithOptions, listerscorev1.NewNodeLister)
+	f.Init(factory, nodeGVR, "", tweakListOptions, &corev1.Node{}, nodeRequests, listerscorev1.NewNodeLister)
 }
 
 // TypedInformer returns the factory's shared informer for Nodes.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewPersistentVolumeInformerWithOptions(client kubernetes.Interface, options
 
 // NewTypedPersistentVolumeInformerWithOptions is the type-safe form of [NewPersistentVolumeInformerWithOptions].
 func NewTypedPersistentVolumeInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) PersistentVolumeIndexInformer {
-	return accessor.NewInformer(client, persistentVolumeGVR, options, &corev1.PersistentVolume{}, func() accessor.Client[*corev1.PersistentVolumeList] {
-		return client.CoreV1().PersistentVolumes()
-	})
+	return accessor.NewInformer(client, persistentVolumeGVR, "", options, &corev1.PersistentVolume{}, persistentVolumeRequests)
+}
+
+// persistentVolumeRequests binds the list and watch calls of PersistentVolumes to a clientset.
+func persistentVolumeRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().PersistentVolumes())
 }
 
 // persistentVolumeInformer is what [Interface.PersistentVolumes] returns.
@@ -112,7 +116,7 @@ type persistentVolumeInformer struct {
 }
 
 func (f *persistentVolumeInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &corev1.PersistentVolume{}, NewPersistentVolumeInformerWithOptions, listerscorev1.NewPersistentVolumeLister)
+	f.Init(factory, persistentVolumeGVR, "", tweakListOptions, &corev1.PersistentVolume{}, persistentVolumeRequests, listerscorev1.NewPersistentVolumeLister)
 }
 
 // TypedInformer returns the factory's shared informer for PersistentVolumes.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewPersistentVolumeClaimInformerWithOptions(client kubernetes.Interface, na
 
 // NewTypedPersistentVolumeClaimInformerWithOptions is the type-safe form of [NewPersistentVolumeClaimInformerWithOptions].
 func NewTypedPersistentVolumeClaimInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PersistentVolumeClaimIndexInformer {
-	return accessor.NewInformer(client, persistentVolumeClaimGVR, options, &corev1.PersistentVolumeClaim{}, func() accessor.Client[*corev1.PersistentVolumeClaimList] {
-		return client.CoreV1().PersistentVolumeClaims(namespace)
-	})
+	return accessor.NewInformer(client, persistentVolumeClaimGVR, namespace, options, &corev1.PersistentVolumeClaim{}, persistentVolumeClaimRequests)
+}
+
+// persistentVolumeClaimRequests binds the list and watch calls of PersistentVolumeClaims to a clientset.
+func persistentVolumeClaimRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().PersistentVolumeClaims(namespace))
 }
 
 // persistentVolumeClaimInformer is what [Interface.PersistentVolumeClaims] returns.
@@ -112,10 +116,7 @@ type persistentVolumeClaimInformer struct {
 }
 
 func (f *persistentVolumeClaimInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewPersistentVolumeClaimInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &corev1.PersistentVolumeClaim{}, newInformer, listerscorev1.NewPersistentVolumeClaimLister)
+	f.Init(factory, persistentVolumeClaimGVR, namespace, tweakListOptions, &corev1.PersistentVolumeClaim{}, persistentVolumeClaimRequests, listerscorev1.NewPersistentVolumeClaimLister)
 }
 
 // TypedInformer returns the factory's shared informer for PersistentVolumeClaims.

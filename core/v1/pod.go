@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewPodInformerWithOptions(client kubernetes.Interface, namespace string, op
 
 // NewTypedPodInformerWithOptions is the type-safe form of [NewPodInformerWithOptions].
 func NewTypedPodInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodIndexInformer {
-	return accessor.NewInformer(client, podGVR, options, &corev1.Pod{}, func() accessor.Client[*corev1.PodList] {
-		return client.CoreV1().Pods(namespace)
-	})
+	return accessor.NewInformer(client, podGVR, namespace, options, &corev1.Pod{}, podRequests)
+}
+
+// podRequests binds the list and watch calls of Pods to a clientset.
+func podRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().Pods(namespace))
 }
 
 // podInformer is what [Interface.Pods] returns.
@@ -112,10 +116,7 @@ type podInformer struct {
 }
 
 func (f *podInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewPodInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &corev1.Pod{}, newInformer, listerscorev1.NewPodLister)
+	f.Init(factory, podGVR, namespace, tweakListOptions, &corev1.Pod{}, podRequests, listerscorev1.NewPodLister)
 }
 
 // TypedInformer returns the factory's shared informer for Pods.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewPodTemplateInformerWithOptions(client kubernetes.Interface, namespace st
 
 // NewTypedPodTemplateInformerWithOptions is the type-safe form of [NewPodTemplateInformerWithOptions].
 func NewTypedPodTemplateInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodTemplateIndexInformer {
-	return accessor.NewInformer(client, podTemplateGVR, options, &corev1.PodTemplate{}, func() accessor.Client[*corev1.PodTemplateList] {
-		return client.CoreV1().PodTemplates(namespace)
-	})
+	return accessor.NewInformer(client, podTemplateGVR, namespace, options, &corev1.PodTemplate{}, podTemplateRequests)
+}
+
+// podTemplateRequests binds the list and watch calls of PodTemplates to a clientset.
+func podTemplateRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().PodTemplates(namespace))
 }
 
 // podTemplateInformer is what [Interface.PodTemplates] returns.
@@ -112,10 +116,7 @@ type podTemplateInformer struct {
 }
 
 func (f *podTemplateInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewPodTemplateInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &corev1.PodTemplate{}, newInformer, listerscorev1.NewPodTemplateLister)
+	f.Init(factory, podTemplateGVR, namespace, tweakListOptions, &corev1.PodTemplate{}, podTemplateRequests, listerscorev1.NewPodTemplateLister)
 }
 
 // TypedInformer returns the factory's shared informer for PodTemplates.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewReplicationControllerInformerWithOptions(client kubernetes.Interface, na
 
 // NewTypedReplicationControllerInformerWithOptions is the type-safe form of [NewReplicationControllerInformerWithOptions].
 func NewTypedReplicationControllerInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ReplicationControllerIndexInformer {
-	return accessor.NewInformer(client, replicationControllerGVR, options, &corev1.ReplicationController{}, func() accessor.Client[*corev1.ReplicationControllerList] {
-		return client.CoreV1().ReplicationControllers(namespace)
-	})
+	return accessor.NewInformer(client, replicationControllerGVR, namespace, options, &corev1.ReplicationController{}, replicationControllerRequests)
+}
+
+// replicationControllerRequests binds the list and watch calls of ReplicationControllers to a clientset.
+func replicationControllerRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().ReplicationControllers(namespace))
 }
 
 // replicationControllerInformer is what [Interface.ReplicationControllers] returns.
@@ -112,10 +116,7 @@ type replicationControllerInformer struct {
 }
 
 func (f *replicationControllerInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewReplicationControllerInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &corev1.ReplicationController{}, newInformer, listerscorev1.NewReplicationControllerLister)
+	f.Init(factory, replicationControllerGVR, namespace, tweakListOptions, &corev1.ReplicationController{}, replicationControllerRequests, listerscorev1.NewReplicationControllerLister)
 }
 
 // TypedInformer returns the factory's shared informer for ReplicationControllers.

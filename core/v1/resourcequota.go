@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewResourceQuotaInformerWithOptions(client kubernetes.Interface, namespace 
 
 // NewTypedResourceQuotaInformerWithOptions is the type-safe form of [NewResourceQuotaInformerWithOptions].
 func NewTypedResourceQuotaInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ResourceQuotaIndexInformer {
-	return accessor.NewInformer(client, resourceQuotaGVR, options, &corev1.ResourceQuota{}, func() accessor.Client[*corev1.ResourceQuotaList] {
-		return client.CoreV1().ResourceQuotas(namespace)
-	})
+	return accessor.NewInformer(client, resourceQuotaGVR, namespace, options, &corev1.ResourceQuota{}, resourceQuotaRequests)
+}
+
+// resourceQuotaRequests binds the list and watch calls of ResourceQuotas to a clientset.
+func resourceQuotaRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().ResourceQuotas(namespace))
 }
 
 // resourceQuotaInformer is what [Interface.ResourceQuotas] returns.
@@ -112,10 +116,7 @@ type resourceQuotaInformer struct {
 }
 
 func (f *resourceQuotaInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewResourceQuotaInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &corev1.ResourceQuota{}, newInformer, listerscorev1.NewResourceQuotaLister)
+	f.Init(factory, resourceQuotaGVR, namespace, tweakListOptions, &corev1.ResourceQuota{}, resourceQuotaRequests, listerscorev1.NewResourceQuotaLister)
 }
 
 // TypedInformer returns the factory's shared informer for ResourceQuotas.

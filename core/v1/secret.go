@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewSecretInformerWithOptions(client kubernetes.Interface, namespace string,
 
 // NewTypedSecretInformerWithOptions is the type-safe form of [NewSecretInformerWithOptions].
 func NewTypedSecretInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) SecretIndexInformer {
-	return accessor.NewInformer(client, secretGVR, options, &corev1.Secret{}, func() accessor.Client[*corev1.SecretList] {
-		return client.CoreV1().Secrets(namespace)
-	})
+	return accessor.NewInformer(client, secretGVR, namespace, options, &corev1.Secret{}, secretRequests)
+}
+
+// secretRequests binds the list and watch calls of Secrets to a clientset.
+func secretRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().Secrets(namespace))
 }
 
 // secretInformer is what [Interface.Secrets] returns.
@@ -112,10 +116,7 @@ type secretInformer struct {
 }
 
 func (f *secretInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewSecretInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &corev1.Secret{}, newInformer, listerscorev1.NewSecretLister)
+	f.Init(factory, secretGVR, namespace, tweakListOptions, &corev1.Secret{}, secretRequests, listerscorev1.NewSecretLister)
 }
 
 // TypedInformer returns the factory's shared informer for Secrets.

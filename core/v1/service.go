@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewServiceInformerWithOptions(client kubernetes.Interface, namespace string
 
 // NewTypedServiceInformerWithOptions is the type-safe form of [NewServiceInformerWithOptions].
 func NewTypedServiceInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ServiceIndexInformer {
-	return accessor.NewInformer(client, serviceGVR, options, &corev1.Service{}, func() accessor.Client[*corev1.ServiceList] {
-		return client.CoreV1().Services(namespace)
-	})
+	return accessor.NewInformer(client, serviceGVR, namespace, options, &corev1.Service{}, serviceRequests)
+}
+
+// serviceRequests binds the list and watch calls of Services to a clientset.
+func serviceRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().Services(namespace))
 }
 
 // serviceInformer is what [Interface.Services] returns.
@@ -112,10 +116,7 @@ type serviceInformer struct {
 }
 
 func (f *serviceInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewServiceInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &corev1.Service{}, newInformer, listerscorev1.NewServiceLister)
+	f.Init(factory, serviceGVR, namespace, tweakListOptions, &corev1.Service{}, serviceRequests, listerscorev1.NewServiceLister)
 }
 
 // TypedInformer returns the factory's shared informer for Services.

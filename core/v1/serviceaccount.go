@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewServiceAccountInformerWithOptions(client kubernetes.Interface, namespace
 
 // NewTypedServiceAccountInformerWithOptions is the type-safe form of [NewServiceAccountInformerWithOptions].
 func NewTypedServiceAccountInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ServiceAccountIndexInformer {
-	return accessor.NewInformer(client, serviceAccountGVR, options, &corev1.ServiceAccount{}, func() accessor.Client[*corev1.ServiceAccountList] {
-		return client.CoreV1().ServiceAccounts(namespace)
-	})
+	return accessor.NewInformer(client, serviceAccountGVR, namespace, options, &corev1.ServiceAccount{}, serviceAccountRequests)
+}
+
+// serviceAccountRequests binds the list and watch calls of ServiceAccounts to a clientset.
+func serviceAccountRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.CoreV1().ServiceAccounts(namespace))
 }
 
 // serviceAccountInformer is what [Interface.ServiceAccounts] returns.
@@ -112,10 +116,7 @@ type serviceAccountInformer struct {
 }
 
 func (f *serviceAccountInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewServiceAccountInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &corev1.ServiceAccount{}, newInformer, listerscorev1.NewServiceAccountLister)
+	f.Init(factory, serviceAccountGVR, namespace, tweakListOptions, &corev1.ServiceAccount{}, serviceAccountRequests, listerscorev1.NewServiceAccountLister)
 }
 
 // TypedInformer returns the factory's shared informer for ServiceAccounts.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	discoveryv1beta1 "k8s.io/api/discovery/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewEndpointSliceInformerWithOptions(client kubernetes.Interface, namespace 
 
 // NewTypedEndpointSliceInformerWithOptions is the type-safe form of [NewEndpointSliceInformerWithOptions].
 func NewTypedEndpointSliceInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EndpointSliceIndexInformer {
-	return accessor.NewInformer(client, endpointSliceGVR, options, &discoveryv1beta1.EndpointSlice{}, func() accessor.Client[*discoveryv1beta1.EndpointSliceList] {
-		return client.DiscoveryV1beta1().EndpointSlices(namespace)
-	})
+	return accessor.NewInformer(client, endpointSliceGVR, namespace, options, &discoveryv1beta1.EndpointSlice{}, endpointSliceRequests)
+}
+
+// endpointSliceRequests binds the list and watch calls of EndpointSlices to a clientset.
+func endpointSliceRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.DiscoveryV1beta1().EndpointSlices(namespace))
 }
 
 // endpointSliceInformer is what [Interface.EndpointSlices] returns.
@@ -112,10 +116,7 @@ type endpointSliceInformer struct {
 }
 
 func (f *endpointSliceInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewEndpointSliceInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &discoveryv1beta1.EndpointSlice{}, newInformer, listersdiscoveryv1beta1.NewEndpointSliceLister)
+	f.Init(factory, endpointSliceGVR, namespace, tweakListOptions, &discoveryv1beta1.EndpointSlice{}, endpointSliceRequests, listersdiscoveryv1beta1.NewEndpointSliceLister)
 }
 
 // TypedInformer returns the factory's shared informer for EndpointSlices.

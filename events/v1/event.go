@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	eventsv1 "k8s.io/api/events/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewEventInformerWithOptions(client kubernetes.Interface, namespace string, 
 
 // NewTypedEventInformerWithOptions is the type-safe form of [NewEventInformerWithOptions].
 func NewTypedEventInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EventIndexInformer {
-	return accessor.NewInformer(client, eventGVR, options, &eventsv1.Event{}, func() accessor.Client[*eventsv1.EventList] {
-		return client.EventsV1().Events(namespace)
-	})
+	return accessor.NewInformer(client, eventGVR, namespace, options, &eventsv1.Event{}, eventRequests)
+}
+
+// eventRequests binds the list and watch calls of Events to a clientset.
+func eventRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.EventsV1().Events(namespace))
 }
 
 // eventInformer is what [Interface.Events] returns.
@@ -112,10 +116,7 @@ type eventInformer struct {
 }
 
 func (f *eventInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewEventInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &eventsv1.Event{}, newInformer, listerseventsv1.NewEventLister)
+	f.Init(factory, eventGVR, namespace, tweakListOptions, &eventsv1.Event{}, eventRequests, listerseventsv1.NewEventLister)
 }
 
 // TypedInformer returns the factory's shared informer for Events.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewDaemonSetInformerWithOptions(client kubernetes.Interface, namespace stri
 
 // NewTypedDaemonSetInformerWithOptions is the type-safe form of [NewDaemonSetInformerWithOptions].
 func NewTypedDaemonSetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) DaemonSetIndexInformer {
-	return accessor.NewInformer(client, daemonSetGVR, options, &extensionsv1beta1.DaemonSet{}, func() accessor.Client[*extensionsv1beta1.DaemonSetList] {
-		return client.ExtensionsV1beta1().DaemonSets(namespace)
-	})
+	return accessor.NewInformer(client, daemonSetGVR, namespace, options, &extensionsv1beta1.DaemonSet{}, daemonSetRequests)
+}
+
+// daemonSetRequests binds the list and watch calls of DaemonSets to a clientset.
+func daemonSetRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.ExtensionsV1beta1().DaemonSets(namespace))
 }
 
 // daemonSetInformer is what [Interface.DaemonSets] returns.
@@ -112,10 +116,7 @@ type daemonSetInformer struct {
 }
 
 func (f *daemonSetInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewDaemonSetInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &extensionsv1beta1.DaemonSet{}, newInformer, listersextensionsv1beta1.NewDaemonSetLister)
+	f.Init(factory, daemonSetGVR, namespace, tweakListOptions, &extensionsv1beta1.DaemonSet{}, daemonSetRequests, listersextensionsv1beta1.NewDaemonSetLister)
 }
 
 // TypedInformer returns the factory's shared informer for DaemonSets.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewIngressInformerWithOptions(client kubernetes.Interface, namespace string
 
 // NewTypedIngressInformerWithOptions is the type-safe form of [NewIngressInformerWithOptions].
 func NewTypedIngressInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) IngressIndexInformer {
-	return accessor.NewInformer(client, ingressGVR, options, &extensionsv1beta1.Ingress{}, func() accessor.Client[*extensionsv1beta1.IngressList] {
-		return client.ExtensionsV1beta1().Ingresses(namespace)
-	})
+	return accessor.NewInformer(client, ingressGVR, namespace, options, &extensionsv1beta1.Ingress{}, ingressRequests)
+}
+
+// ingressRequests binds the list and watch calls of Ingresses to a clientset.
+func ingressRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.ExtensionsV1beta1().Ingresses(namespace))
 }
 
 // ingressInformer is what [Interface.Ingresses] returns.
@@ -112,10 +116,7 @@ type ingressInformer struct {
 }
 
 func (f *ingressInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewIngressInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &extensionsv1beta1.Ingress{}, newInformer, listersextensionsv1beta1.NewIngressLister)
+	f.Init(factory, ingressGVR, namespace, tweakListOptions, &extensionsv1beta1.Ingress{}, ingressRequests, listersextensionsv1beta1.NewIngressLister)
 }
 
 // TypedInformer returns the factory's shared informer for Ingresses.

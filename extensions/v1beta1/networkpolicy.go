@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewNetworkPolicyInformerWithOptions(client kubernetes.Interface, namespace 
 
 // NewTypedNetworkPolicyInformerWithOptions is the type-safe form of [NewNetworkPolicyInformerWithOptions].
 func NewTypedNetworkPolicyInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) NetworkPolicyIndexInformer {
-	return accessor.NewInformer(client, networkPolicyGVR, options, &extensionsv1beta1.NetworkPolicy{}, func() accessor.Client[*extensionsv1beta1.NetworkPolicyList] {
-		return client.ExtensionsV1beta1().NetworkPolicies(namespace)
-	})
+	return accessor.NewInformer(client, networkPolicyGVR, namespace, options, &extensionsv1beta1.NetworkPolicy{}, networkPolicyRequests)
+}
+
+// networkPolicyRequests binds the list and watch calls of NetworkPolicies to a clientset.
+func networkPolicyRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.ExtensionsV1beta1().NetworkPolicies(namespace))
 }
 
 // networkPolicyInformer is what [Interface.NetworkPolicies] returns.
@@ -112,10 +116,7 @@ type networkPolicyInformer struct {
 }
 
 func (f *networkPolicyInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewNetworkPolicyInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &extensionsv1beta1.NetworkPolicy{}, newInformer, listersextensionsv1beta1.NewNetworkPolicyLister)
+	f.Init(factory, networkPolicyGVR, namespace, tweakListOptions, &extensionsv1beta1.NetworkPolicy{}, networkPolicyRequests, listersextensionsv1beta1.NewNetworkPolicyLister)
 }
 
 // TypedInformer returns the factory's shared informer for NetworkPolicies.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	flowcontrolv1beta1 "k8s.io/api/flowcontrol/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewFlowSchemaInformerWithOptions(client kubernetes.Interface, options inter
 
 // NewTypedFlowSchemaInformerWithOptions is the type-safe form of [NewFlowSchemaInformerWithOptions].
 func NewTypedFlowSchemaInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) FlowSchemaIndexInformer {
-	return accessor.NewInformer(client, flowSchemaGVR, options, &flowcontrolv1beta1.FlowSchema{}, func() accessor.Client[*flowcontrolv1beta1.FlowSchemaList] {
-		return client.FlowcontrolV1beta1().FlowSchemas()
-	})
+	return accessor.NewInformer(client, flowSchemaGVR, "", options, &flowcontrolv1beta1.FlowSchema{}, flowSchemaRequests)
+}
+
+// flowSchemaRequests binds the list and watch calls of FlowSchemas to a clientset.
+func flowSchemaRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.FlowcontrolV1beta1().FlowSchemas())
 }
 
 // flowSchemaInformer is what [Interface.FlowSchemas] returns.
@@ -112,7 +116,7 @@ type flowSchemaInformer struct {
 }
 
 func (f *flowSchemaInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &flowcontrolv1beta1.FlowSchema{}, NewFlowSchemaInformerWithOptions, listersflowcontrolv1beta1.NewFlowSchemaLister)
+	f.Init(factory, flowSchemaGVR, "", tweakListOptions, &flowcontrolv1beta1.FlowSchema{}, flowSchemaRequests, listersflowcontrolv1beta1.NewFlowSchemaLister)
 }
 
 // TypedInformer returns the factory's shared informer for FlowSchemas.

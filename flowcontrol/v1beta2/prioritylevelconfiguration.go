@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	flowcontrolv1beta2 "k8s.io/api/flowcontrol/v1beta2"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewPriorityLevelConfigurationInformerWithOptions(client kubernetes.Interfac
 
 // NewTypedPriorityLevelConfigurationInformerWithOptions is the type-safe form of [NewPriorityLevelConfigurationInformerWithOptions].
 func NewTypedPriorityLevelConfigurationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) PriorityLevelConfigurationIndexInformer {
-	return accessor.NewInformer(client, priorityLevelConfigurationGVR, options, &flowcontrolv1beta2.PriorityLevelConfiguration{}, func() accessor.Client[*flowcontrolv1beta2.PriorityLevelConfigurationList] {
-		return client.FlowcontrolV1beta2().PriorityLevelConfigurations()
-	})
+	return accessor.NewInformer(client, priorityLevelConfigurationGVR, "", options, &flowcontrolv1beta2.PriorityLevelConfiguration{}, priorityLevelConfigurationRequests)
+}
+
+// priorityLevelConfigurationRequests binds the list and watch calls of PriorityLevelConfigurations to a clientset.
+func priorityLevelConfigurationRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.FlowcontrolV1beta2().PriorityLevelConfigurations())
 }
 
 // priorityLevelConfigurationInformer is what [Interface.PriorityLevelConfigurations] returns.
@@ -112,7 +116,7 @@ type priorityLevelConfigurationInformer struct {
 }
 
 func (f *priorityLevelConfigurationInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &flowcontrolv1beta2.PriorityLevelConfiguration{}, NewPriorityLevelConfigurationInformerWithOptions, listersflowcontrolv1beta2.NewPriorityLevelConfigurationLister)
+	f.Init(factory, priorityLevelConfigurationGVR, "", tweakListOptions, &flowcontrolv1beta2.PriorityLevelConfiguration{}, priorityLevelConfigurationRequests, listersflowcontrolv1beta2.NewPriorityLevelConfigurationLister)
 }
 
 // TypedInformer returns the factory's shared informer for PriorityLevelConfigurations.

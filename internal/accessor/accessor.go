@@ -6,28 +6,18 @@
 package accessor
 
 import (
-	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
-
-// Client is the part of a typed client (such as
-// client.CoreV1().Pods(namespace)) that an informer needs.
-type Client[L runtime.Object] interface {
-	List(ctx context.Context, opts metav1.ListOptions) (L, error)
-	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
-}
 
 // Object is what an API type's pointer is: a cache.Object that is also a
 // runtime.Object, as every generated kind is.
@@ -36,50 +26,21 @@ type Object interface {
 	runtime.Object
 }
 
+// RequestsFunc returns the list and watch calls of one kind for a clientset
+// and a namespace (ignored for cluster-scoped kinds). Generated code binds
+// it to the kind's typed client, such as client.CoreV1().Pods(namespace).
+type RequestsFunc func(client kubernetes.Interface, namespace string) listwatch.Requests
+
 // NewInformer builds a typed shared index informer for one resource, the way
 // every generated NewTypedXInformerWithOptions does.
 //
-// The resource's typed client is obtained through newClient on every list
-// and watch, as upstream does, so a clientset whose methods return fresh
-// clients behaves the same. A nil client does not panic in the reflector's
-// goroutine: list and watch return an error that names the resource.
-func NewInformer[T Object, L runtime.Object](client kubernetes.Interface, gvr schema.GroupVersionResource, options internalinterfaces.InformerOptions, example T, newClient func() Client[L]) cache.TypedSharedIndexInformer[T] {
-	tweak := options.TweakListOptions
-	// prepare applies the tweak to a request's options, or says why no
-	// request can be made.
-	prepare := func(verb string, opts *metav1.ListOptions) error {
-		if client == nil {
-			return fmt.Errorf("informers: cannot %s %s: the kubernetes.Interface is nil", verb, gvr)
-		}
-		if tweak != nil {
-			tweak(opts)
-		}
-		return nil
-	}
-	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-		if err := prepare("list", &opts); err != nil {
-			return nil, err
-		}
-		return newClient().List(ctx, opts)
-	}
-	watchFunc := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-		if err := prepare("watch", &opts); err != nil {
-			return nil, err
-		}
-		return newClient().Watch(ctx, opts)
-	}
-	lw := &cache.ListWatch{
-		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
-			return list(context.Background(), opts)
-		},
-		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
-			return watchFunc(context.Background(), opts)
-		},
-		ListWithContextFunc:  list,
-		WatchFuncWithContext: watchFunc,
-	}
+// A nil client does not panic in the reflector's goroutine: list and watch
+// return an error that names the resource.
+func NewInformer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, namespace string, options internalinterfaces.InformerOptions, example T, requests RequestsFunc) cache.TypedSharedIndexInformer[T] {
+	cfg := TypedListWatch(client, gvr, namespace, requests)
+	cfg.Tweak = options.TweakListOptions
 	informer := cache.NewSharedIndexInformerWithOptions(
-		cache.ToListWatcherWithWatchListSemantics(lw, client),
+		cache.ToListWatcherWithWatchListSemantics(listwatch.New(cfg), client),
 		example,
 		cache.SharedIndexInformerOptions{
 			ResyncPeriod: options.ResyncPeriod,
@@ -92,6 +53,16 @@ func NewInformer[T Object, L runtime.Object](client kubernetes.Interface, gvr sc
 	return cache.NewTypedSharedIndexInformer[T](informer)
 }
 
+// TypedListWatch returns the list/watch configuration of a typed resource
+// served by client, without a tweak.
+func TypedListWatch(client kubernetes.Interface, gvr schema.GroupVersionResource, namespace string, requests RequestsFunc) listwatch.Config {
+	cfg := listwatch.Config{Resource: gvr, Namespace: namespace, Missing: "the kubernetes.Interface is nil"}
+	if client != nil {
+		cfg.Requests = func(ns string) listwatch.Requests { return requests(client, ns) }
+	}
+	return cfg
+}
+
 // Typed converts an informer to its typed form without wrapping it twice:
 // informers built by NewInformer already are typed.
 func Typed[T cache.Object](informer cache.SharedIndexInformer) cache.TypedSharedIndexInformer[T] {
@@ -101,22 +72,41 @@ func Typed[T cache.Object](informer cache.SharedIndexInformer) cache.TypedShared
 	return cache.NewTypedSharedIndexInformer[T](informer)
 }
 
+// Request is what a kind accessor asks its factory for: the shared informer
+// of one typed resource, with everything needed to build it.
+type Request struct {
+	Example   runtime.Object
+	Resource  schema.GroupVersionResource
+	Namespace string
+	Tweak     internalinterfaces.TweakListOptionsFunc
+	Requests  RequestsFunc
+	// NewInformer builds the informer the way client-go's factory would;
+	// it is what a factory that is not a Resolver gets through InformerFor.
+	NewInformer internalinterfaces.NewInformerFunc
+}
+
+// Resolver is implemented by this module's factory. Unlike InformerFor it
+// learns the resource, so it can apply per-resource options, and it hands
+// back a flag that is set once the informer has been removed, so that the
+// accessor knows to ask again.
+type Resolver interface {
+	ResolveTyped(req *Request) (informer cache.SharedIndexInformer, removed *atomic.Bool)
+}
+
 // Kind is the per-kind accessor that a version's Pods(), Nodes(), …
 // return. Generated code embeds it and adds TypedInformer with the kind's
 // own return type.
 //
 // Upstream rebuilds the typed wrapper and the lister on every Informer() and
-// Lister() call. Kind resolves them once, through the factory's InformerFor,
-// and then serves them from an atomic pointer: the informer is the same one
-// (the factory keeps one per type and never replaces it), and the lister
-// reads the same indexer, but a controller calling Lister() in its sync loop
-// no longer allocates.
+// Lister() call. Kind resolves them once through the factory and then
+// serves them from an atomic pointer, so a controller calling Lister() in
+// its sync loop does not allocate. The factory may remove an informer
+// (Factory.RemoveInformer); the removed flag it hands back makes the next
+// call resolve a fresh one.
 type Kind[T Object, L any] struct {
-	factory     internalinterfaces.SharedInformerFactory
-	tweak       internalinterfaces.TweakListOptionsFunc
-	example     T
-	newInformer func(kubernetes.Interface, internalinterfaces.InformerOptions) cache.SharedIndexInformer
-	newLister   func(cache.Indexer) L
+	factory   internalinterfaces.SharedInformerFactory
+	req       Request
+	newLister func(cache.Indexer) L
 
 	resolved atomic.Pointer[resolved[T, L]]
 }
@@ -124,14 +114,17 @@ type Kind[T Object, L any] struct {
 type resolved[T Object, L any] struct {
 	informer cache.TypedSharedIndexInformer[T]
 	lister   L
+	removed  *atomic.Bool // nil: never removed
 }
 
-// Init sets up the accessor. newInformer builds the informer the factory
-// shares (namespace already bound for namespaced kinds); newLister wraps an
-// indexer in the kind's lister.
-func (k *Kind[T, L]) Init(factory internalinterfaces.SharedInformerFactory, tweak internalinterfaces.TweakListOptionsFunc, example T,
-	newInformer func(kubernetes.Interface, internalinterfaces.InformerOptions) cache.SharedIndexInformer, newLister func(cache.Indexer) L) {
-	k.factory, k.tweak, k.example, k.newInformer, k.newLister = factory, tweak, example, newInformer, newLister
+// Init sets up the accessor for factory: the kind's resource, the namespace
+// and tweak its group was built with, an example object, the kind's typed
+// calls and its lister constructor.
+func (k *Kind[T, L]) Init(factory internalinterfaces.SharedInformerFactory, gvr schema.GroupVersionResource, namespace string,
+	tweak internalinterfaces.TweakListOptionsFunc, example T, requests RequestsFunc, newLister func(cache.Indexer) L) {
+	k.factory, k.newLister = factory, newLister
+	k.req = Request{Example: example, Resource: gvr, Namespace: namespace, Tweak: tweak, Requests: requests}
+	k.req.NewInformer = k.defaultInformer
 }
 
 // Informer returns the factory's shared informer for the kind.
@@ -145,29 +138,43 @@ func (k *Kind[T, L]) Typed() cache.TypedSharedIndexInformer[T] { return k.get().
 func (k *Kind[T, L]) Lister() L { return k.get().lister }
 
 func (k *Kind[T, L]) get() *resolved[T, L] {
-	if r := k.resolved.Load(); r != nil {
+	r := k.resolved.Load()
+	if r != nil && (r.removed == nil || !r.removed.Load()) {
 		return r
 	}
-	informer := k.factory.InformerFor(k.example, k.defaultInformer)
-	r := &resolved[T, L]{informer: Typed[T](informer), lister: k.newLister(informer.GetIndexer())}
+	return k.resolve(r)
+}
+
+func (k *Kind[T, L]) resolve(old *resolved[T, L]) *resolved[T, L] {
+	var informer cache.SharedIndexInformer
+	var removed *atomic.Bool
+	if res, ok := k.factory.(Resolver); ok {
+		informer, removed = res.ResolveTyped(&k.req)
+	} else {
+		informer = k.factory.InformerFor(k.req.Example, k.req.NewInformer)
+	}
+	r := &resolved[T, L]{informer: Typed[T](informer), lister: k.newLister(informer.GetIndexer()), removed: removed}
 	// Racing callers all got the same informer from the factory; keep the
 	// first wrapper so that every caller sees one value.
-	if !k.resolved.CompareAndSwap(nil, r) {
-		r = k.resolved.Load()
+	if !k.resolved.CompareAndSwap(old, r) {
+		if cur := k.resolved.Load(); cur != nil && (cur.removed == nil || !cur.removed.Load()) {
+			return cur
+		}
+		k.resolved.Store(r)
 	}
 	return r
 }
 
-// defaultInformer is the NewInformerFunc handed to the factory: the kind's
-// informer with the namespace index, the factory's informer name and its
-// list options tweak.
+// defaultInformer is the NewInformerFunc handed to a factory that is not a
+// Resolver: the kind's informer with the namespace index, the factory's
+// informer name and the group's list options tweak.
 func (k *Kind[T, L]) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return k.newInformer(client, internalinterfaces.InformerOptions{
+	return NewInformer(client, k.req.Resource, k.req.Namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     k.factory.InformerName(),
-		TweakListOptions: k.tweak,
-	})
+		TweakListOptions: k.req.Tweak,
+	}, k.req.Example.(T), k.req.Requests)
 }
 
 // Lazy holds a value built on first use and shared afterwards. Groups and

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewEvictionInformerWithOptions(client kubernetes.Interface, namespace strin
 
 // NewTypedEvictionInformerWithOptions is the type-safe form of [NewEvictionInformerWithOptions].
 func NewTypedEvictionInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EvictionIndexInformer {
-	return accessor.NewInformer(client, evictionGVR, options, &lifecyclev1alpha1.Eviction{}, func() accessor.Client[*lifecyclev1alpha1.EvictionList] {
-		return client.LifecycleV1alpha1().Evictions(namespace)
-	})
+	return accessor.NewInformer(client, evictionGVR, namespace, options, &lifecyclev1alpha1.Eviction{}, evictionRequests)
+}
+
+// evictionRequests binds the list and watch calls of Evictions to a clientset.
+func evictionRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.LifecycleV1alpha1().Evictions(namespace))
 }
 
 // evictionInformer is what [Interface.Evictions] returns.
@@ -112,10 +116,7 @@ type evictionInformer struct {
 }
 
 func (f *evictionInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewEvictionInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &lifecyclev1alpha1.Eviction{}, newInformer, listerslifecyclev1alpha1.NewEvictionLister)
+	f.Init(factory, evictionGVR, namespace, tweakListOptions, &lifecyclev1alpha1.Eviction{}, evictionRequests, listerslifecyclev1alpha1.NewEvictionLister)
 }
 
 // TypedInformer returns the factory's shared informer for Evictions.

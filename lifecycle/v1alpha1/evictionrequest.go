@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewEvictionRequestInformerWithOptions(client kubernetes.Interface, namespac
 
 // NewTypedEvictionRequestInformerWithOptions is the type-safe form of [NewEvictionRequestInformerWithOptions].
 func NewTypedEvictionRequestInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EvictionRequestIndexInformer {
-	return accessor.NewInformer(client, evictionRequestGVR, options, &lifecyclev1alpha1.EvictionRequest{}, func() accessor.Client[*lifecyclev1alpha1.EvictionRequestList] {
-		return client.LifecycleV1alpha1().EvictionRequests(namespace)
-	})
+	return accessor.NewInformer(client, evictionRequestGVR, namespace, options, &lifecyclev1alpha1.EvictionRequest{}, evictionRequestRequests)
+}
+
+// evictionRequestRequests binds the list and watch calls of EvictionRequests to a clientset.
+func evictionRequestRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.LifecycleV1alpha1().EvictionRequests(namespace))
 }
 
 // evictionRequestInformer is what [Interface.EvictionRequests] returns.
@@ -112,10 +116,7 @@ type evictionRequestInformer struct {
 }
 
 func (f *evictionRequestInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewEvictionRequestInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &lifecyclev1alpha1.EvictionRequest{}, newInformer, listerslifecyclev1alpha1.NewEvictionRequestLister)
+	f.Init(factory, evictionRequestGVR, namespace, tweakListOptions, &lifecyclev1alpha1.EvictionRequest{}, evictionRequestRequests, listerslifecyclev1alpha1.NewEvictionRequestLister)
 }
 
 // TypedInformer returns the factory's shared informer for EvictionRequests.

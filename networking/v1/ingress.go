@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	networkingv1 "k8s.io/api/networking/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewIngressInformerWithOptions(client kubernetes.Interface, namespace string
 
 // NewTypedIngressInformerWithOptions is the type-safe form of [NewIngressInformerWithOptions].
 func NewTypedIngressInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) IngressIndexInformer {
-	return accessor.NewInformer(client, ingressGVR, options, &networkingv1.Ingress{}, func() accessor.Client[*networkingv1.IngressList] {
-		return client.NetworkingV1().Ingresses(namespace)
-	})
+	return accessor.NewInformer(client, ingressGVR, namespace, options, &networkingv1.Ingress{}, ingressRequests)
+}
+
+// ingressRequests binds the list and watch calls of Ingresses to a clientset.
+func ingressRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.NetworkingV1().Ingresses(namespace))
 }
 
 // ingressInformer is what [Interface.Ingresses] returns.
@@ -112,10 +116,7 @@ type ingressInformer struct {
 }
 
 func (f *ingressInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewIngressInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &networkingv1.Ingress{}, newInformer, listersnetworkingv1.NewIngressLister)
+	f.Init(factory, ingressGVR, namespace, tweakListOptions, &networkingv1.Ingress{}, ingressRequests, listersnetworkingv1.NewIngressLister)
 }
 
 // TypedInformer returns the factory's shared informer for Ingresses.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	networkingv1 "k8s.io/api/networking/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewServiceCIDRInformerWithOptions(client kubernetes.Interface, options inte
 
 // NewTypedServiceCIDRInformerWithOptions is the type-safe form of [NewServiceCIDRInformerWithOptions].
 func NewTypedServiceCIDRInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ServiceCIDRIndexInformer {
-	return accessor.NewInformer(client, serviceCIDRGVR, options, &networkingv1.ServiceCIDR{}, func() accessor.Client[*networkingv1.ServiceCIDRList] {
-		return client.NetworkingV1().ServiceCIDRs()
-	})
+	return accessor.NewInformer(client, serviceCIDRGVR, "", options, &networkingv1.ServiceCIDR{}, serviceCIDRRequests)
+}
+
+// serviceCIDRRequests binds the list and watch calls of ServiceCIDRs to a clientset.
+func serviceCIDRRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.NetworkingV1().ServiceCIDRs())
 }
 
 // serviceCIDRInformer is what [Interface.ServiceCIDRs] returns.
@@ -112,7 +116,7 @@ type serviceCIDRInformer struct {
 }
 
 func (f *serviceCIDRInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &networkingv1.ServiceCIDR{}, NewServiceCIDRInformerWithOptions, listersnetworkingv1.NewServiceCIDRLister)
+	f.Init(factory, serviceCIDRGVR, "", tweakListOptions, &networkingv1.ServiceCIDR{}, serviceCIDRRequests, listersnetworkingv1.NewServiceCIDRLister)
 }
 
 // TypedInformer returns the factory's shared informer for ServiceCIDRs.

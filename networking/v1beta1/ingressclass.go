@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewIngressClassInformerWithOptions(client kubernetes.Interface, options int
 
 // NewTypedIngressClassInformerWithOptions is the type-safe form of [NewIngressClassInformerWithOptions].
 func NewTypedIngressClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) IngressClassIndexInformer {
-	return accessor.NewInformer(client, ingressClassGVR, options, &networkingv1beta1.IngressClass{}, func() accessor.Client[*networkingv1beta1.IngressClassList] {
-		return client.NetworkingV1beta1().IngressClasses()
-	})
+	return accessor.NewInformer(client, ingressClassGVR, "", options, &networkingv1beta1.IngressClass{}, ingressClassRequests)
+}
+
+// ingressClassRequests binds the list and watch calls of IngressClasses to a clientset.
+func ingressClassRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.NetworkingV1beta1().IngressClasses())
 }
 
 // ingressClassInformer is what [Interface.IngressClasses] returns.
@@ -112,7 +116,7 @@ type ingressClassInformer struct {
 }
 
 func (f *ingressClassInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &networkingv1beta1.IngressClass{}, NewIngressClassInformerWithOptions, listersnetworkingv1beta1.NewIngressClassLister)
+	f.Init(factory, ingressClassGVR, "", tweakListOptions, &networkingv1beta1.IngressClass{}, ingressClassRequests, listersnetworkingv1beta1.NewIngressClassLister)
 }
 
 // TypedInformer returns the factory's shared informer for IngressClasses.

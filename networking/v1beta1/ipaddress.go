@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewIPAddressInformerWithOptions(client kubernetes.Interface, options intern
 
 // NewTypedIPAddressInformerWithOptions is the type-safe form of [NewIPAddressInformerWithOptions].
 func NewTypedIPAddressInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) IPAddressIndexInformer {
-	return accessor.NewInformer(client, ipAddressGVR, options, &networkingv1beta1.IPAddress{}, func() accessor.Client[*networkingv1beta1.IPAddressList] {
-		return client.NetworkingV1beta1().IPAddresses()
-	})
+	return accessor.NewInformer(client, ipAddressGVR, "", options, &networkingv1beta1.IPAddress{}, ipAddressRequests)
+}
+
+// ipAddressRequests binds the list and watch calls of IPAddresses to a clientset.
+func ipAddressRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.NetworkingV1beta1().IPAddresses())
 }
 
 // ipAddressInformer is what [Interface.IPAddresses] returns.
@@ -112,7 +116,7 @@ type ipAddressInformer struct {
 }
 
 func (f *ipAddressInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &networkingv1beta1.IPAddress{}, NewIPAddressInformerWithOptions, listersnetworkingv1beta1.NewIPAddressLister)
+	f.Init(factory, ipAddressGVR, "", tweakListOptions, &networkingv1beta1.IPAddress{}, ipAddressRequests, listersnetworkingv1beta1.NewIPAddressLister)
 }
 
 // TypedInformer returns the factory's shared informer for IPAddresses.

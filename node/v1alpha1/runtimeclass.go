@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	nodev1alpha1 "k8s.io/api/node/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewRuntimeClassInformerWithOptions(client kubernetes.Interface, options int
 
 // NewTypedRuntimeClassInformerWithOptions is the type-safe form of [NewRuntimeClassInformerWithOptions].
 func NewTypedRuntimeClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) RuntimeClassIndexInformer {
-	return accessor.NewInformer(client, runtimeClassGVR, options, &nodev1alpha1.RuntimeClass{}, func() accessor.Client[*nodev1alpha1.RuntimeClassList] {
-		return client.NodeV1alpha1().RuntimeClasses()
-	})
+	return accessor.NewInformer(client, runtimeClassGVR, "", options, &nodev1alpha1.RuntimeClass{}, runtimeClassRequests)
+}
+
+// runtimeClassRequests binds the list and watch calls of RuntimeClasses to a clientset.
+func runtimeClassRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.NodeV1alpha1().RuntimeClasses())
 }
 
 // runtimeClassInformer is what [Interface.RuntimeClasses] returns.
@@ -112,7 +116,7 @@ type runtimeClassInformer struct {
 }
 
 func (f *runtimeClassInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &nodev1alpha1.RuntimeClass{}, NewRuntimeClassInformerWithOptions, listersnodev1alpha1.NewRuntimeClassLister)
+	f.Init(factory, runtimeClassGVR, "", tweakListOptions, &nodev1alpha1.RuntimeClass{}, runtimeClassRequests, listersnodev1alpha1.NewRuntimeClassLister)
 }
 
 // TypedInformer returns the factory's shared informer for RuntimeClasses.

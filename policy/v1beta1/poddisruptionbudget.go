@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewPodDisruptionBudgetInformerWithOptions(client kubernetes.Interface, name
 
 // NewTypedPodDisruptionBudgetInformerWithOptions is the type-safe form of [NewPodDisruptionBudgetInformerWithOptions].
 func NewTypedPodDisruptionBudgetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodDisruptionBudgetIndexInformer {
-	return accessor.NewInformer(client, podDisruptionBudgetGVR, options, &policyv1beta1.PodDisruptionBudget{}, func() accessor.Client[*policyv1beta1.PodDisruptionBudgetList] {
-		return client.PolicyV1beta1().PodDisruptionBudgets(namespace)
-	})
+	return accessor.NewInformer(client, podDisruptionBudgetGVR, namespace, options, &policyv1beta1.PodDisruptionBudget{}, podDisruptionBudgetRequests)
+}
+
+// podDisruptionBudgetRequests binds the list and watch calls of PodDisruptionBudgets to a clientset.
+func podDisruptionBudgetRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.PolicyV1beta1().PodDisruptionBudgets(namespace))
 }
 
 // podDisruptionBudgetInformer is what [Interface.PodDisruptionBudgets] returns.
@@ -112,10 +116,7 @@ type podDisruptionBudgetInformer struct {
 }
 
 func (f *podDisruptionBudgetInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewPodDisruptionBudgetInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &policyv1beta1.PodDisruptionBudget{}, newInformer, listerspolicyv1beta1.NewPodDisruptionBudgetLister)
+	f.Init(factory, podDisruptionBudgetGVR, namespace, tweakListOptions, &policyv1beta1.PodDisruptionBudget{}, podDisruptionBudgetRequests, listerspolicyv1beta1.NewPodDisruptionBudgetLister)
 }
 
 // TypedInformer returns the factory's shared informer for PodDisruptionBudgets.

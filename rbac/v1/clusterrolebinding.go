@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewClusterRoleBindingInformerWithOptions(client kubernetes.Interface, optio
 
 // NewTypedClusterRoleBindingInformerWithOptions is the type-safe form of [NewClusterRoleBindingInformerWithOptions].
 func NewTypedClusterRoleBindingInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ClusterRoleBindingIndexInformer {
-	return accessor.NewInformer(client, clusterRoleBindingGVR, options, &rbacv1.ClusterRoleBinding{}, func() accessor.Client[*rbacv1.ClusterRoleBindingList] {
-		return client.RbacV1().ClusterRoleBindings()
-	})
+	return accessor.NewInformer(client, clusterRoleBindingGVR, "", options, &rbacv1.ClusterRoleBinding{}, clusterRoleBindingRequests)
+}
+
+// clusterRoleBindingRequests binds the list and watch calls of ClusterRoleBindings to a clientset.
+func clusterRoleBindingRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.RbacV1().ClusterRoleBindings())
 }
 
 // clusterRoleBindingInformer is what [Interface.ClusterRoleBindings] returns.
@@ -112,7 +116,7 @@ type clusterRoleBindingInformer struct {
 }
 
 func (f *clusterRoleBindingInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &rbacv1.ClusterRoleBinding{}, NewClusterRoleBindingInformerWithOptions, listersrbacv1.NewClusterRoleBindingLister)
+	f.Init(factory, clusterRoleBindingGVR, "", tweakListOptions, &rbacv1.ClusterRoleBinding{}, clusterRoleBindingRequests, listersrbacv1.NewClusterRoleBindingLister)
 }
 
 // TypedInformer returns the factory's shared informer for ClusterRoleBindings.

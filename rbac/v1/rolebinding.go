@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewRoleBindingInformerWithOptions(client kubernetes.Interface, namespace st
 
 // NewTypedRoleBindingInformerWithOptions is the type-safe form of [NewRoleBindingInformerWithOptions].
 func NewTypedRoleBindingInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) RoleBindingIndexInformer {
-	return accessor.NewInformer(client, roleBindingGVR, options, &rbacv1.RoleBinding{}, func() accessor.Client[*rbacv1.RoleBindingList] {
-		return client.RbacV1().RoleBindings(namespace)
-	})
+	return accessor.NewInformer(client, roleBindingGVR, namespace, options, &rbacv1.RoleBinding{}, roleBindingRequests)
+}
+
+// roleBindingRequests binds the list and watch calls of RoleBindings to a clientset.
+func roleBindingRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.RbacV1().RoleBindings(namespace))
 }
 
 // roleBindingInformer is what [Interface.RoleBindings] returns.
@@ -112,10 +116,7 @@ type roleBindingInformer struct {
 }
 
 func (f *roleBindingInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewRoleBindingInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &rbacv1.RoleBinding{}, newInformer, listersrbacv1.NewRoleBindingLister)
+	f.Init(factory, roleBindingGVR, namespace, tweakListOptions, &rbacv1.RoleBinding{}, roleBindingRequests, listersrbacv1.NewRoleBindingLister)
 }
 
 // TypedInformer returns the factory's shared informer for RoleBindings.

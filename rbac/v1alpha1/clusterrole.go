@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	rbacv1alpha1 "k8s.io/api/rbac/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewClusterRoleInformerWithOptions(client kubernetes.Interface, options inte
 
 // NewTypedClusterRoleInformerWithOptions is the type-safe form of [NewClusterRoleInformerWithOptions].
 func NewTypedClusterRoleInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ClusterRoleIndexInformer {
-	return accessor.NewInformer(client, clusterRoleGVR, options, &rbacv1alpha1.ClusterRole{}, func() accessor.Client[*rbacv1alpha1.ClusterRoleList] {
-		return client.RbacV1alpha1().ClusterRoles()
-	})
+	return accessor.NewInformer(client, clusterRoleGVR, "", options, &rbacv1alpha1.ClusterRole{}, clusterRoleRequests)
+}
+
+// clusterRoleRequests binds the list and watch calls of ClusterRoles to a clientset.
+func clusterRoleRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.RbacV1alpha1().ClusterRoles())
 }
 
 // clusterRoleInformer is what [Interface.ClusterRoles] returns.
@@ -112,7 +116,7 @@ type clusterRoleInformer struct {
 }
 
 func (f *clusterRoleInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &rbacv1alpha1.ClusterRole{}, NewClusterRoleInformerWithOptions, listersrbacv1alpha1.NewClusterRoleLister)
+	f.Init(factory, clusterRoleGVR, "", tweakListOptions, &rbacv1alpha1.ClusterRole{}, clusterRoleRequests, listersrbacv1alpha1.NewClusterRoleLister)
 }
 
 // TypedInformer returns the factory's shared informer for ClusterRoles.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewRoleInformerWithOptions(client kubernetes.Interface, namespace string, o
 
 // NewTypedRoleInformerWithOptions is the type-safe form of [NewRoleInformerWithOptions].
 func NewTypedRoleInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) RoleIndexInformer {
-	return accessor.NewInformer(client, roleGVR, options, &rbacv1beta1.Role{}, func() accessor.Client[*rbacv1beta1.RoleList] {
-		return client.RbacV1beta1().Roles(namespace)
-	})
+	return accessor.NewInformer(client, roleGVR, namespace, options, &rbacv1beta1.Role{}, roleRequests)
+}
+
+// roleRequests binds the list and watch calls of Roles to a clientset.
+func roleRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.RbacV1beta1().Roles(namespace))
 }
 
 // roleInformer is what [Interface.Roles] returns.
@@ -112,10 +116,7 @@ type roleInformer struct {
 }
 
 func (f *roleInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewRoleInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &rbacv1beta1.Role{}, newInformer, listersrbacv1beta1.NewRoleLister)
+	f.Init(factory, roleGVR, namespace, tweakListOptions, &rbacv1beta1.Role{}, roleRequests, listersrbacv1beta1.NewRoleLister)
 }
 
 // TypedInformer returns the factory's shared informer for Roles.

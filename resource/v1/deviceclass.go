@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	resourcev1 "k8s.io/api/resource/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewDeviceClassInformerWithOptions(client kubernetes.Interface, options inte
 
 // NewTypedDeviceClassInformerWithOptions is the type-safe form of [NewDeviceClassInformerWithOptions].
 func NewTypedDeviceClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) DeviceClassIndexInformer {
-	return accessor.NewInformer(client, deviceClassGVR, options, &resourcev1.DeviceClass{}, func() accessor.Client[*resourcev1.DeviceClassList] {
-		return client.ResourceV1().DeviceClasses()
-	})
+	return accessor.NewInformer(client, deviceClassGVR, "", options, &resourcev1.DeviceClass{}, deviceClassRequests)
+}
+
+// deviceClassRequests binds the list and watch calls of DeviceClasses to a clientset.
+func deviceClassRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.ResourceV1().DeviceClasses())
 }
 
 // deviceClassInformer is what [Interface.DeviceClasses] returns.
@@ -112,7 +116,7 @@ type deviceClassInformer struct {
 }
 
 func (f *deviceClassInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &resourcev1.DeviceClass{}, NewDeviceClassInformerWithOptions, listersresourcev1.NewDeviceClassLister)
+	f.Init(factory, deviceClassGVR, "", tweakListOptions, &resourcev1.DeviceClass{}, deviceClassRequests, listersresourcev1.NewDeviceClassLister)
 }
 
 // TypedInformer returns the factory's shared informer for DeviceClasses.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	resourcev1 "k8s.io/api/resource/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewDeviceTaintRuleInformerWithOptions(client kubernetes.Interface, options 
 
 // NewTypedDeviceTaintRuleInformerWithOptions is the type-safe form of [NewDeviceTaintRuleInformerWithOptions].
 func NewTypedDeviceTaintRuleInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) DeviceTaintRuleIndexInformer {
-	return accessor.NewInformer(client, deviceTaintRuleGVR, options, &resourcev1.DeviceTaintRule{}, func() accessor.Client[*resourcev1.DeviceTaintRuleList] {
-		return client.ResourceV1().DeviceTaintRules()
-	})
+	return accessor.NewInformer(client, deviceTaintRuleGVR, "", options, &resourcev1.DeviceTaintRule{}, deviceTaintRuleRequests)
+}
+
+// deviceTaintRuleRequests binds the list and watch calls of DeviceTaintRules to a clientset.
+func deviceTaintRuleRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.ResourceV1().DeviceTaintRules())
 }
 
 // deviceTaintRuleInformer is what [Interface.DeviceTaintRules] returns.
@@ -112,7 +116,7 @@ type deviceTaintRuleInformer struct {
 }
 
 func (f *deviceTaintRuleInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &resourcev1.DeviceTaintRule{}, NewDeviceTaintRuleInformerWithOptions, listersresourcev1.NewDeviceTaintRuleLister)
+	f.Init(factory, deviceTaintRuleGVR, "", tweakListOptions, &resourcev1.DeviceTaintRule{}, deviceTaintRuleRequests, listersresourcev1.NewDeviceTaintRuleLister)
 }
 
 // TypedInformer returns the factory's shared informer for DeviceTaintRules.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	resourcev1 "k8s.io/api/resource/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewResourceClaimInformerWithOptions(client kubernetes.Interface, namespace 
 
 // NewTypedResourceClaimInformerWithOptions is the type-safe form of [NewResourceClaimInformerWithOptions].
 func NewTypedResourceClaimInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ResourceClaimIndexInformer {
-	return accessor.NewInformer(client, resourceClaimGVR, options, &resourcev1.ResourceClaim{}, func() accessor.Client[*resourcev1.ResourceClaimList] {
-		return client.ResourceV1().ResourceClaims(namespace)
-	})
+	return accessor.NewInformer(client, resourceClaimGVR, namespace, options, &resourcev1.ResourceClaim{}, resourceClaimRequests)
+}
+
+// resourceClaimRequests binds the list and watch calls of ResourceClaims to a clientset.
+func resourceClaimRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.ResourceV1().ResourceClaims(namespace))
 }
 
 // resourceClaimInformer is what [Interface.ResourceClaims] returns.
@@ -112,10 +116,7 @@ type resourceClaimInformer struct {
 }
 
 func (f *resourceClaimInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewResourceClaimInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &resourcev1.ResourceClaim{}, newInformer, listersresourcev1.NewResourceClaimLister)
+	f.Init(factory, resourceClaimGVR, namespace, tweakListOptions, &resourcev1.ResourceClaim{}, resourceClaimRequests, listersresourcev1.NewResourceClaimLister)
 }
 
 // TypedInformer returns the factory's shared informer for ResourceClaims.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	resourcev1alpha3 "k8s.io/api/resource/v1alpha3"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewDeviceTaintRuleInformerWithOptions(client kubernetes.Interface, options 
 
 // NewTypedDeviceTaintRuleInformerWithOptions is the type-safe form of [NewDeviceTaintRuleInformerWithOptions].
 func NewTypedDeviceTaintRuleInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) DeviceTaintRuleIndexInformer {
-	return accessor.NewInformer(client, deviceTaintRuleGVR, options, &resourcev1alpha3.DeviceTaintRule{}, func() accessor.Client[*resourcev1alpha3.DeviceTaintRuleList] {
-		return client.ResourceV1alpha3().DeviceTaintRules()
-	})
+	return accessor.NewInformer(client, deviceTaintRuleGVR, "", options, &resourcev1alpha3.DeviceTaintRule{}, deviceTaintRuleRequests)
+}
+
+// deviceTaintRuleRequests binds the list and watch calls of DeviceTaintRules to a clientset.
+func deviceTaintRuleRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.ResourceV1alpha3().DeviceTaintRules())
 }
 
 // deviceTaintRuleInformer is what [Interface.DeviceTaintRules] returns.
@@ -112,7 +116,7 @@ type deviceTaintRuleInformer struct {
 }
 
 func (f *deviceTaintRuleInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &resourcev1alpha3.DeviceTaintRule{}, NewDeviceTaintRuleInformerWithOptions, listersresourcev1alpha3.NewDeviceTaintRuleLister)
+	f.Init(factory, deviceTaintRuleGVR, "", tweakListOptions, &resourcev1alpha3.DeviceTaintRule{}, deviceTaintRuleRequests, listersresourcev1alpha3.NewDeviceTaintRuleLister)
 }
 
 // TypedInformer returns the factory's shared informer for DeviceTaintRules.

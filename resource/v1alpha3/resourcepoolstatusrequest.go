@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	resourcev1alpha3 "k8s.io/api/resource/v1alpha3"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewResourcePoolStatusRequestInformerWithOptions(client kubernetes.Interface
 
 // NewTypedResourcePoolStatusRequestInformerWithOptions is the type-safe form of [NewResourcePoolStatusRequestInformerWithOptions].
 func NewTypedResourcePoolStatusRequestInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ResourcePoolStatusRequestIndexInformer {
-	return accessor.NewInformer(client, resourcePoolStatusRequestGVR, options, &resourcev1alpha3.ResourcePoolStatusRequest{}, func() accessor.Client[*resourcev1alpha3.ResourcePoolStatusRequestList] {
-		return client.ResourceV1alpha3().ResourcePoolStatusRequests()
-	})
+	return accessor.NewInformer(client, resourcePoolStatusRequestGVR, "", options, &resourcev1alpha3.ResourcePoolStatusRequest{}, resourcePoolStatusRequestRequests)
+}
+
+// resourcePoolStatusRequestRequests binds the list and watch calls of ResourcePoolStatusRequests to a clientset.
+func resourcePoolStatusRequestRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.ResourceV1alpha3().ResourcePoolStatusRequests())
 }
 
 // resourcePoolStatusRequestInformer is what [Interface.ResourcePoolStatusRequests] returns.
@@ -112,7 +116,7 @@ type resourcePoolStatusRequestInformer struct {
 }
 
 func (f *resourcePoolStatusRequestInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &resourcev1alpha3.ResourcePoolStatusRequest{}, NewResourcePoolStatusRequestInformerWithOptions, listersresourcev1alpha3.NewResourcePoolStatusRequestLister)
+	f.Init(factory, resourcePoolStatusRequestGVR, "", tweakListOptions, &resourcev1alpha3.ResourcePoolStatusRequest{}, resourcePoolStatusRequestRequests, listersresourcev1alpha3.NewResourcePoolStatusRequestLister)
 }
 
 // TypedInformer returns the factory's shared informer for ResourcePoolStatusRequests.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	resourcev1beta2 "k8s.io/api/resource/v1beta2"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewResourceClaimTemplateInformerWithOptions(client kubernetes.Interface, na
 
 // NewTypedResourceClaimTemplateInformerWithOptions is the type-safe form of [NewResourceClaimTemplateInformerWithOptions].
 func NewTypedResourceClaimTemplateInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ResourceClaimTemplateIndexInformer {
-	return accessor.NewInformer(client, resourceClaimTemplateGVR, options, &resourcev1beta2.ResourceClaimTemplate{}, func() accessor.Client[*resourcev1beta2.ResourceClaimTemplateList] {
-		return client.ResourceV1beta2().ResourceClaimTemplates(namespace)
-	})
+	return accessor.NewInformer(client, resourceClaimTemplateGVR, namespace, options, &resourcev1beta2.ResourceClaimTemplate{}, resourceClaimTemplateRequests)
+}
+
+// resourceClaimTemplateRequests binds the list and watch calls of ResourceClaimTemplates to a clientset.
+func resourceClaimTemplateRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.ResourceV1beta2().ResourceClaimTemplates(namespace))
 }
 
 // resourceClaimTemplateInformer is what [Interface.ResourceClaimTemplates] returns.
@@ -112,10 +116,7 @@ type resourceClaimTemplateInformer struct {
 }
 
 func (f *resourceClaimTemplateInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewResourceClaimTemplateInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &resourcev1beta2.ResourceClaimTemplate{}, newInformer, listersresourcev1beta2.NewResourceClaimTemplateLister)
+	f.Init(factory, resourceClaimTemplateGVR, namespace, tweakListOptions, &resourcev1beta2.ResourceClaimTemplate{}, resourceClaimTemplateRequests, listersresourcev1beta2.NewResourceClaimTemplateLister)
 }
 
 // TypedInformer returns the factory's shared informer for ResourceClaimTemplates.

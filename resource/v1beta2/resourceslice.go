@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	resourcev1beta2 "k8s.io/api/resource/v1beta2"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewResourceSliceInformerWithOptions(client kubernetes.Interface, options in
 
 // NewTypedResourceSliceInformerWithOptions is the type-safe form of [NewResourceSliceInformerWithOptions].
 func NewTypedResourceSliceInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ResourceSliceIndexInformer {
-	return accessor.NewInformer(client, resourceSliceGVR, options, &resourcev1beta2.ResourceSlice{}, func() accessor.Client[*resourcev1beta2.ResourceSliceList] {
-		return client.ResourceV1beta2().ResourceSlices()
-	})
+	return accessor.NewInformer(client, resourceSliceGVR, "", options, &resourcev1beta2.ResourceSlice{}, resourceSliceRequests)
+}
+
+// resourceSliceRequests binds the list and watch calls of ResourceSlices to a clientset.
+func resourceSliceRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.ResourceV1beta2().ResourceSlices())
 }
 
 // resourceSliceInformer is what [Interface.ResourceSlices] returns.
@@ -112,7 +116,7 @@ type resourceSliceInformer struct {
 }
 
 func (f *resourceSliceInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &resourcev1beta2.ResourceSlice{}, NewResourceSliceInformerWithOptions, listersresourcev1beta2.NewResourceSliceLister)
+	f.Init(factory, resourceSliceGVR, "", tweakListOptions, &resourcev1beta2.ResourceSlice{}, resourceSliceRequests, listersresourcev1beta2.NewResourceSliceLister)
 }
 
 // TypedInformer returns the factory's shared informer for ResourceSlices.

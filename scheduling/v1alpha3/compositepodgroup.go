@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewCompositePodGroupInformerWithOptions(client kubernetes.Interface, namesp
 
 // NewTypedCompositePodGroupInformerWithOptions is the type-safe form of [NewCompositePodGroupInformerWithOptions].
 func NewTypedCompositePodGroupInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) CompositePodGroupIndexInformer {
-	return accessor.NewInformer(client, compositePodGroupGVR, options, &schedulingv1alpha3.CompositePodGroup{}, func() accessor.Client[*schedulingv1alpha3.CompositePodGroupList] {
-		return client.SchedulingV1alpha3().CompositePodGroups(namespace)
-	})
+	return accessor.NewInformer(client, compositePodGroupGVR, namespace, options, &schedulingv1alpha3.CompositePodGroup{}, compositePodGroupRequests)
+}
+
+// compositePodGroupRequests binds the list and watch calls of CompositePodGroups to a clientset.
+func compositePodGroupRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.SchedulingV1alpha3().CompositePodGroups(namespace))
 }
 
 // compositePodGroupInformer is what [Interface.CompositePodGroups] returns.
@@ -112,10 +116,7 @@ type compositePodGroupInformer struct {
 }
 
 func (f *compositePodGroupInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewCompositePodGroupInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &schedulingv1alpha3.CompositePodGroup{}, newInformer, listersschedulingv1alpha3.NewCompositePodGroupLister)
+	f.Init(factory, compositePodGroupGVR, namespace, tweakListOptions, &schedulingv1alpha3.CompositePodGroup{}, compositePodGroupRequests, listersschedulingv1alpha3.NewCompositePodGroupLister)
 }
 
 // TypedInformer returns the factory's shared informer for CompositePodGroups.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewPodGroupInformerWithOptions(client kubernetes.Interface, namespace strin
 
 // NewTypedPodGroupInformerWithOptions is the type-safe form of [NewPodGroupInformerWithOptions].
 func NewTypedPodGroupInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodGroupIndexInformer {
-	return accessor.NewInformer(client, podGroupGVR, options, &schedulingv1beta1.PodGroup{}, func() accessor.Client[*schedulingv1beta1.PodGroupList] {
-		return client.SchedulingV1beta1().PodGroups(namespace)
-	})
+	return accessor.NewInformer(client, podGroupGVR, namespace, options, &schedulingv1beta1.PodGroup{}, podGroupRequests)
+}
+
+// podGroupRequests binds the list and watch calls of PodGroups to a clientset.
+func podGroupRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.SchedulingV1beta1().PodGroups(namespace))
 }
 
 // podGroupInformer is what [Interface.PodGroups] returns.
@@ -112,10 +116,7 @@ type podGroupInformer struct {
 }
 
 func (f *podGroupInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewPodGroupInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &schedulingv1beta1.PodGroup{}, newInformer, listersschedulingv1beta1.NewPodGroupLister)
+	f.Init(factory, podGroupGVR, namespace, tweakListOptions, &schedulingv1beta1.PodGroup{}, podGroupRequests, listersschedulingv1beta1.NewPodGroupLister)
 }
 
 // TypedInformer returns the factory's shared informer for PodGroups.

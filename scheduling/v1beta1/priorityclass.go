@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewPriorityClassInformerWithOptions(client kubernetes.Interface, options in
 
 // NewTypedPriorityClassInformerWithOptions is the type-safe form of [NewPriorityClassInformerWithOptions].
 func NewTypedPriorityClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) PriorityClassIndexInformer {
-	return accessor.NewInformer(client, priorityClassGVR, options, &schedulingv1beta1.PriorityClass{}, func() accessor.Client[*schedulingv1beta1.PriorityClassList] {
-		return client.SchedulingV1beta1().PriorityClasses()
-	})
+	return accessor.NewInformer(client, priorityClassGVR, "", options, &schedulingv1beta1.PriorityClass{}, priorityClassRequests)
+}
+
+// priorityClassRequests binds the list and watch calls of PriorityClasses to a clientset.
+func priorityClassRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.SchedulingV1beta1().PriorityClasses())
 }
 
 // priorityClassInformer is what [Interface.PriorityClasses] returns.
@@ -112,7 +116,7 @@ type priorityClassInformer struct {
 }
 
 func (f *priorityClassInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &schedulingv1beta1.PriorityClass{}, NewPriorityClassInformerWithOptions, listersschedulingv1beta1.NewPriorityClassLister)
+	f.Init(factory, priorityClassGVR, "", tweakListOptions, &schedulingv1beta1.PriorityClass{}, priorityClassRequests, listersschedulingv1beta1.NewPriorityClassLister)
 }
 
 // TypedInformer returns the factory's shared informer for PriorityClasses.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewWorkloadInformerWithOptions(client kubernetes.Interface, namespace strin
 
 // NewTypedWorkloadInformerWithOptions is the type-safe form of [NewWorkloadInformerWithOptions].
 func NewTypedWorkloadInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) WorkloadIndexInformer {
-	return accessor.NewInformer(client, workloadGVR, options, &schedulingv1beta1.Workload{}, func() accessor.Client[*schedulingv1beta1.WorkloadList] {
-		return client.SchedulingV1beta1().Workloads(namespace)
-	})
+	return accessor.NewInformer(client, workloadGVR, namespace, options, &schedulingv1beta1.Workload{}, workloadRequests)
+}
+
+// workloadRequests binds the list and watch calls of Workloads to a clientset.
+func workloadRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.SchedulingV1beta1().Workloads(namespace))
 }
 
 // workloadInformer is what [Interface.Workloads] returns.
@@ -112,10 +116,7 @@ type workloadInformer struct {
 }
 
 func (f *workloadInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewWorkloadInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &schedulingv1beta1.Workload{}, newInformer, listersschedulingv1beta1.NewWorkloadLister)
+	f.Init(factory, workloadGVR, namespace, tweakListOptions, &schedulingv1beta1.Workload{}, workloadRequests, listersschedulingv1beta1.NewWorkloadLister)
 }
 
 // TypedInformer returns the factory's shared informer for Workloads.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	storagev1 "k8s.io/api/storage/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewVolumeAttributesClassInformerWithOptions(client kubernetes.Interface, op
 
 // NewTypedVolumeAttributesClassInformerWithOptions is the type-safe form of [NewVolumeAttributesClassInformerWithOptions].
 func NewTypedVolumeAttributesClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) VolumeAttributesClassIndexInformer {
-	return accessor.NewInformer(client, volumeAttributesClassGVR, options, &storagev1.VolumeAttributesClass{}, func() accessor.Client[*storagev1.VolumeAttributesClassList] {
-		return client.StorageV1().VolumeAttributesClasses()
-	})
+	return accessor.NewInformer(client, volumeAttributesClassGVR, "", options, &storagev1.VolumeAttributesClass{}, volumeAttributesClassRequests)
+}
+
+// volumeAttributesClassRequests binds the list and watch calls of VolumeAttributesClasses to a clientset.
+func volumeAttributesClassRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.StorageV1().VolumeAttributesClasses())
 }
 
 // volumeAttributesClassInformer is what [Interface.VolumeAttributesClasses] returns.
@@ -112,7 +116,7 @@ type volumeAttributesClassInformer struct {
 }
 
 func (f *volumeAttributesClassInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &storagev1.VolumeAttributesClass{}, NewVolumeAttributesClassInformerWithOptions, listersstoragev1.NewVolumeAttributesClassLister)
+	f.Init(factory, volumeAttributesClassGVR, "", tweakListOptions, &storagev1.VolumeAttributesClass{}, volumeAttributesClassRequests, listersstoragev1.NewVolumeAttributesClassLister)
 }
 
 // TypedInformer returns the factory's shared informer for VolumeAttributesClasses.

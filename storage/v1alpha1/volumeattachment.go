@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	storagev1alpha1 "k8s.io/api/storage/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewVolumeAttachmentInformerWithOptions(client kubernetes.Interface, options
 
 // NewTypedVolumeAttachmentInformerWithOptions is the type-safe form of [NewVolumeAttachmentInformerWithOptions].
 func NewTypedVolumeAttachmentInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) VolumeAttachmentIndexInformer {
-	return accessor.NewInformer(client, volumeAttachmentGVR, options, &storagev1alpha1.VolumeAttachment{}, func() accessor.Client[*storagev1alpha1.VolumeAttachmentList] {
-		return client.StorageV1alpha1().VolumeAttachments()
-	})
+	return accessor.NewInformer(client, volumeAttachmentGVR, "", options, &storagev1alpha1.VolumeAttachment{}, volumeAttachmentRequests)
+}
+
+// volumeAttachmentRequests binds the list and watch calls of VolumeAttachments to a clientset.
+func volumeAttachmentRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.StorageV1alpha1().VolumeAttachments())
 }
 
 // volumeAttachmentInformer is what [Interface.VolumeAttachments] returns.
@@ -112,7 +116,7 @@ type volumeAttachmentInformer struct {
 }
 
 func (f *volumeAttachmentInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &storagev1alpha1.VolumeAttachment{}, NewVolumeAttachmentInformerWithOptions, listersstoragev1alpha1.NewVolumeAttachmentLister)
+	f.Init(factory, volumeAttachmentGVR, "", tweakListOptions, &storagev1alpha1.VolumeAttachment{}, volumeAttachmentRequests, listersstoragev1alpha1.NewVolumeAttachmentLister)
 }
 
 // TypedInformer returns the factory's shared informer for VolumeAttachments.

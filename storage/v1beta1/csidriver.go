@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	storagev1beta1 "k8s.io/api/storage/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewCSIDriverInformerWithOptions(client kubernetes.Interface, options intern
 
 // NewTypedCSIDriverInformerWithOptions is the type-safe form of [NewCSIDriverInformerWithOptions].
 func NewTypedCSIDriverInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) CSIDriverIndexInformer {
-	return accessor.NewInformer(client, csiDriverGVR, options, &storagev1beta1.CSIDriver{}, func() accessor.Client[*storagev1beta1.CSIDriverList] {
-		return client.StorageV1beta1().CSIDrivers()
-	})
+	return accessor.NewInformer(client, csiDriverGVR, "", options, &storagev1beta1.CSIDriver{}, csiDriverRequests)
+}
+
+// csiDriverRequests binds the list and watch calls of CSIDrivers to a clientset.
+func csiDriverRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.StorageV1beta1().CSIDrivers())
 }
 
 // csiDriverInformer is what [Interface.CSIDrivers] returns.
@@ -112,7 +116,7 @@ type csiDriverInformer struct {
 }
 
 func (f *csiDriverInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &storagev1beta1.CSIDriver{}, NewCSIDriverInformerWithOptions, listersstoragev1beta1.NewCSIDriverLister)
+	f.Init(factory, csiDriverGVR, "", tweakListOptions, &storagev1beta1.CSIDriver{}, csiDriverRequests, listersstoragev1beta1.NewCSIDriverLister)
 }
 
 // TypedInformer returns the factory's shared informer for CSIDrivers.

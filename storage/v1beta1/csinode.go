@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	storagev1beta1 "k8s.io/api/storage/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewCSINodeInformerWithOptions(client kubernetes.Interface, options internal
 
 // NewTypedCSINodeInformerWithOptions is the type-safe form of [NewCSINodeInformerWithOptions].
 func NewTypedCSINodeInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) CSINodeIndexInformer {
-	return accessor.NewInformer(client, csiNodeGVR, options, &storagev1beta1.CSINode{}, func() accessor.Client[*storagev1beta1.CSINodeList] {
-		return client.StorageV1beta1().CSINodes()
-	})
+	return accessor.NewInformer(client, csiNodeGVR, "", options, &storagev1beta1.CSINode{}, csiNodeRequests)
+}
+
+// csiNodeRequests binds the list and watch calls of CSINodes to a clientset.
+func csiNodeRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.StorageV1beta1().CSINodes())
 }
 
 // csiNodeInformer is what [Interface.CSINodes] returns.
@@ -112,7 +116,7 @@ type csiNodeInformer struct {
 }
 
 func (f *csiNodeInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &storagev1beta1.CSINode{}, NewCSINodeInformerWithOptions, listersstoragev1beta1.NewCSINodeLister)
+	f.Init(factory, csiNodeGVR, "", tweakListOptions, &storagev1beta1.CSINode{}, csiNodeRequests, listersstoragev1beta1.NewCSINodeLister)
 }
 
 // TypedInformer returns the factory's shared informer for CSINodes.

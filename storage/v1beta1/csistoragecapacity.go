@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	storagev1beta1 "k8s.io/api/storage/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewCSIStorageCapacityInformerWithOptions(client kubernetes.Interface, names
 
 // NewTypedCSIStorageCapacityInformerWithOptions is the type-safe form of [NewCSIStorageCapacityInformerWithOptions].
 func NewTypedCSIStorageCapacityInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) CSIStorageCapacityIndexInformer {
-	return accessor.NewInformer(client, csiStorageCapacityGVR, options, &storagev1beta1.CSIStorageCapacity{}, func() accessor.Client[*storagev1beta1.CSIStorageCapacityList] {
-		return client.StorageV1beta1().CSIStorageCapacities(namespace)
-	})
+	return accessor.NewInformer(client, csiStorageCapacityGVR, namespace, options, &storagev1beta1.CSIStorageCapacity{}, csiStorageCapacityRequests)
+}
+
+// csiStorageCapacityRequests binds the list and watch calls of CSIStorageCapacities to a clientset.
+func csiStorageCapacityRequests(client kubernetes.Interface, namespace string) listwatch.Requests {
+	return listwatch.Of(client.StorageV1beta1().CSIStorageCapacities(namespace))
 }
 
 // csiStorageCapacityInformer is what [Interface.CSIStorageCapacities] returns.
@@ -112,10 +116,7 @@ type csiStorageCapacityInformer struct {
 }
 
 func (f *csiStorageCapacityInformer) init(factory internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	newInformer := func(client kubernetes.Interface, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
-		return NewCSIStorageCapacityInformerWithOptions(client, namespace, options)
-	}
-	f.Init(factory, tweakListOptions, &storagev1beta1.CSIStorageCapacity{}, newInformer, listersstoragev1beta1.NewCSIStorageCapacityLister)
+	f.Init(factory, csiStorageCapacityGVR, namespace, tweakListOptions, &storagev1beta1.CSIStorageCapacity{}, csiStorageCapacityRequests, listersstoragev1beta1.NewCSIStorageCapacityLister)
 }
 
 // TypedInformer returns the factory's shared informer for CSIStorageCapacities.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	storagev1beta1 "k8s.io/api/storage/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewStorageClassInformerWithOptions(client kubernetes.Interface, options int
 
 // NewTypedStorageClassInformerWithOptions is the type-safe form of [NewStorageClassInformerWithOptions].
 func NewTypedStorageClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) StorageClassIndexInformer {
-	return accessor.NewInformer(client, storageClassGVR, options, &storagev1beta1.StorageClass{}, func() accessor.Client[*storagev1beta1.StorageClassList] {
-		return client.StorageV1beta1().StorageClasses()
-	})
+	return accessor.NewInformer(client, storageClassGVR, "", options, &storagev1beta1.StorageClass{}, storageClassRequests)
+}
+
+// storageClassRequests binds the list and watch calls of StorageClasses to a clientset.
+func storageClassRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.StorageV1beta1().StorageClasses())
 }
 
 // storageClassInformer is what [Interface.StorageClasses] returns.
@@ -112,7 +116,7 @@ type storageClassInformer struct {
 }
 
 func (f *storageClassInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &storagev1beta1.StorageClass{}, NewStorageClassInformerWithOptions, listersstoragev1beta1.NewStorageClassLister)
+	f.Init(factory, storageClassGVR, "", tweakListOptions, &storagev1beta1.StorageClass{}, storageClassRequests, listersstoragev1beta1.NewStorageClassLister)
 }
 
 // TypedInformer returns the factory's shared informer for StorageClasses.

@@ -22,6 +22,7 @@ import (
 	time "time"
 
 	accessor "github.com/kubeinformers/informers/internal/accessor"
+	listwatch "github.com/kubeinformers/informers/internal/listwatch"
 	internalinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,9 +102,12 @@ func NewStorageVersionMigrationInformerWithOptions(client kubernetes.Interface, 
 
 // NewTypedStorageVersionMigrationInformerWithOptions is the type-safe form of [NewStorageVersionMigrationInformerWithOptions].
 func NewTypedStorageVersionMigrationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) StorageVersionMigrationIndexInformer {
-	return accessor.NewInformer(client, storageVersionMigrationGVR, options, &storagemigrationv1.StorageVersionMigration{}, func() accessor.Client[*storagemigrationv1.StorageVersionMigrationList] {
-		return client.StoragemigrationV1().StorageVersionMigrations()
-	})
+	return accessor.NewInformer(client, storageVersionMigrationGVR, "", options, &storagemigrationv1.StorageVersionMigration{}, storageVersionMigrationRequests)
+}
+
+// storageVersionMigrationRequests binds the list and watch calls of StorageVersionMigrations to a clientset.
+func storageVersionMigrationRequests(client kubernetes.Interface, _ string) listwatch.Requests {
+	return listwatch.Of(client.StoragemigrationV1().StorageVersionMigrations())
 }
 
 // storageVersionMigrationInformer is what [Interface.StorageVersionMigrations] returns.
@@ -112,7 +116,7 @@ type storageVersionMigrationInformer struct {
 }
 
 func (f *storageVersionMigrationInformer) init(factory internalinterfaces.SharedInformerFactory, tweakListOptions internalinterfaces.TweakListOptionsFunc) {
-	f.Init(factory, tweakListOptions, &storagemigrationv1.StorageVersionMigration{}, NewStorageVersionMigrationInformerWithOptions, listersstoragemigrationv1.NewStorageVersionMigrationLister)
+	f.Init(factory, storageVersionMigrationGVR, "", tweakListOptions, &storagemigrationv1.StorageVersionMigration{}, storageVersionMigrationRequests, listersstoragemigrationv1.NewStorageVersionMigrationLister)
 }
 
 // TypedInformer returns the factory's shared informer for StorageVersionMigrations.

@@ -1,0 +1,129 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package listwatch builds the list and watch calls of every informer this
+// module makes: typed, dynamic and metadata-only, standalone or shared by a
+// factory. Keeping them in one place means that a request option (a tweak,
+// a selector, a shard filter) or a health hook is added once for all forms.
+package listwatch
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Requests is one namespace's list and watch calls for one resource: a
+// typed client such as client.CoreV1().Pods(ns), a dynamic or a metadata
+// client's Resource(gvr).Namespace(ns), all reduced to the same two calls.
+type Requests struct {
+	List  func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error)
+	Watch func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// Client is the part of a typed, dynamic or metadata resource client that
+// an informer needs. L is its list type.
+type Client[L runtime.Object] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// Of reduces a resource client to its Requests.
+func Of[L runtime.Object](c Client[L]) Requests {
+	return Requests{
+		List: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return c.List(ctx, opts)
+		},
+		Watch: c.Watch,
+	}
+}
+
+// Config says how to make the requests of one informer.
+type Config struct {
+	// Resource names the informer in errors.
+	Resource schema.GroupVersionResource
+	// Namespace is passed to Requests; empty for cluster-scoped resources
+	// and for all namespaces.
+	Namespace string
+	// Requests returns the calls for a namespace. It is called on every
+	// list and watch, as client-go's generated informers do, so that a
+	// clientset whose accessors return fresh clients behaves the same.
+	// Nil means there is no client: every call fails with an error naming
+	// Missing.
+	Requests func(namespace string) Requests
+	// Missing names the client that is needed when Requests is nil, such
+	// as "the kubernetes.Interface is nil".
+	Missing string
+	// Tweak changes the options of every request, after the caller's own
+	// selectors were set.
+	Tweak func(*metav1.ListOptions)
+	// Observe, if set, is told the outcome of every list and of every
+	// watch it starts: nil on success. The factory's readiness uses it.
+	Observe func(verb string, err error)
+}
+
+// New returns the ListWatch for cfg.
+func New(cfg Config) *cache.ListWatch {
+	prepare := func(verb string, opts *metav1.ListOptions) (Requests, error) {
+		if cfg.Requests == nil {
+			return Requests{}, fmt.Errorf("informers: cannot %s %s: %s", verb, cfg.Resource, cfg.Missing)
+		}
+		if cfg.Tweak != nil {
+			cfg.Tweak(opts)
+		}
+		return cfg.Requests(cfg.Namespace), nil
+	}
+	observe := func(verb string, err error) {
+		if cfg.Observe != nil {
+			cfg.Observe(verb, err)
+		}
+	}
+	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		r, err := prepare("list", &opts)
+		if err != nil {
+			observe("list", err)
+			return nil, err
+		}
+		obj, err := r.List(ctx, opts)
+		observe("list", err)
+		return obj, err
+	}
+	watchFunc := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		r, err := prepare("watch", &opts)
+		if err != nil {
+			observe("watch", err)
+			return nil, err
+		}
+		w, err := r.Watch(ctx, opts)
+		observe("watch", err)
+		return w, err
+	}
+	return &cache.ListWatch{
+		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
+			return list(context.Background(), opts)
+		},
+		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
+			return watchFunc(context.Background(), opts)
+		},
+		ListWithContextFunc:  list,
+		WatchFuncWithContext: watchFunc,
+	}
+}
