@@ -217,4 +217,3 @@ func newFactory(client kubernetes.Interface, defaultResync time.Duration, option
 func (f *sharedInformerFactory) InformerName() *cache.InformerName {
 	return f.informerName
 }
-
