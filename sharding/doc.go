@@ -47,7 +47,7 @@ limitations under the License.
 //
 // A [Membership] makes the replicas agree on who owns which range without
 // a leader: each replica holds its own coordination.k8s.io/v1 Lease,
-// labelled [LabelController] with the controller's name, and every replica
+// labeled [LabelController] with the controller's name, and every replica
 // computes the same [Assign]ment from the unexpired Leases: the sorted
 // identities, member i of n owning Split(i, n). Subscribers get the new
 // ranges when members join, leave or expire. The guarantees during a

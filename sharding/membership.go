@@ -23,6 +23,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -35,7 +36,6 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 )
 
 // LabelController is the label on every member Lease; its value is
@@ -60,7 +60,7 @@ type MembershipConfig struct {
 	// Namespace holds the member Leases.
 	Namespace string
 	// Controller names the sharded controller; its members are the Leases
-	// labelled LabelController=Controller. It must be a valid label value.
+	// labeled LabelController=Controller. It must be a valid label value.
 	Controller string
 	// Identity names this member, unique among the members: the pod name
 	// is a good choice. Two live processes with one Identity share one Lease
@@ -74,8 +74,20 @@ type MembershipConfig struct {
 	RenewInterval time.Duration
 	// Clock is the time source; nil means the real clock. Tests inject a
 	// fake one.
-	Clock clock.WithTicker
+	Clock Clock
 }
+
+// Clock is the time source of a [Membership]. k8s.io/utils/clock.RealClock
+// and its testing.FakeClock satisfy it.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // Membership is one member of a sharded controller. It holds its own
 // coordination.k8s.io/v1 Lease, renews it, watches the other members' Leases
@@ -83,13 +95,13 @@ type MembershipConfig struct {
 //
 // # Members
 //
-// A Lease labelled [LabelController] with the controller's name is a live
+// A Lease labeled [LabelController] with the controller's name is a live
 // member while renewTime + leaseDurationSeconds is after the observer's
 // clock; its identity is spec.holderIdentity. A member counts itself live
 // while the renewTime of its own last successful write is unexpired by the
 // same rule, so a member that cannot renew drops its ranges at the same
 // instant (up to clock skew) at which the others consider it gone.
-// Expiry is evaluated on a timer set to the next expiry, not on a poll.
+// Expiry is evaluated at the next expiry instant, not on a poll.
 //
 // # Assignment
 //
@@ -126,14 +138,15 @@ type MembershipConfig struct {
 // objects that leave or join its shard.
 type Membership struct {
 	cfg       MembershipConfig
-	clock     clock.WithTicker
+	clock     Clock
+	idle      atomic.Bool // the loop waits in select (for tests with a fake clock)
 	leases    coordinationv1client.LeaseInterface
 	leaseName string
 	durSec    int32
 
 	changed chan struct{} // informer events, capacity 1
 
-	// lifecycle serialises Start and Stop, so Stop never races a Start
+	// lifecycle serializes Start and Stop, so Stop never races a Start
 	// that is still writing the Lease or listing the members.
 	lifecycle sync.Mutex
 
@@ -201,7 +214,7 @@ func NewMembership(cfg MembershipConfig) (*Membership, error) {
 	}
 	clk := cfg.Clock
 	if clk == nil {
-		clk = clock.RealClock{}
+		clk = realClock{}
 	}
 	return &Membership{
 		cfg:       cfg,
@@ -246,7 +259,7 @@ func sortedUnique(members []string) []string {
 // are listed, computes the first assignment and starts renewing. It returns
 // the first error writing the Lease (for example Forbidden) without retrying.
 //
-// ctx bounds the membership's life: cancelling it stops renewal without
+// ctx bounds the membership's life: canceling it stops renewal without
 // releasing the Lease, like a crash (the others take over after the lease
 // duration). Call [Membership.Stop] to hand over at once.
 func (m *Membership) Start(ctx context.Context) error {
@@ -315,56 +328,55 @@ func (m *Membership) Start(ctx context.Context) error {
 		m.mu.Unlock()
 		return fmt.Errorf("sharding: list Leases %q in namespace %s: %w", sel, m.cfg.Namespace, context.Cause(runCtx))
 	}
-	next := m.recompute()
+	m.recompute()
 	go func() {
 		defer close(done)
 		defer func() { <-infDone }()
-		m.loop(runCtx, next)
+		m.loop(runCtx)
 	}()
 	return nil
 }
 
-func (m *Membership) loop(ctx context.Context, next time.Time) {
+func (m *Membership) loop(ctx context.Context) {
 	logger := klog.FromContext(ctx)
-	ticker := m.clock.NewTicker(m.cfg.RenewInterval)
-	defer ticker.Stop()
-	var timer clock.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	nextRenew := m.clock.Now().Add(m.cfg.RenewInterval) // Start has just renewed
 	for {
-		// One timer at the next expiry of any live Lease, ours included, so
-		// an expiry is applied when it happens rather than at the next tick.
-		if timer != nil {
-			timer.Stop()
-			timer = nil
+		now := m.clock.Now()
+		if !now.Before(nextRenew) {
+			if err := m.renew(ctx); err != nil && ctx.Err() == nil {
+				logger.Error(err, "Renewing shard membership Lease failed; retrying at the next interval", "namespace", m.cfg.Namespace, "lease", m.leaseName)
+			}
+			nextRenew = now.Add(m.cfg.RenewInterval)
 		}
-		var expiry <-chan time.Time
-		if !next.IsZero() {
-			timer = m.clock.NewTimer(next.Sub(m.clock.Now()))
-			expiry = timer.C()
+		// Wake at the next renewal or the next expiry of any live Lease,
+		// ours included, so an expiry is applied when it happens rather than
+		// at the next renewal; informer events wake the loop in between.
+		deadline := nextRenew
+		if next := m.recompute(); !next.IsZero() && next.Before(deadline) {
+			deadline = next
 		}
+		wait := deadline.Sub(m.clock.Now())
+		if wait <= 0 {
+			continue
+		}
+		after := m.clock.After(wait)
+		m.idle.Store(true)
 		select {
 		case <-ctx.Done():
+			m.idle.Store(false)
 			m.mu.Lock()
 			if m.state == stateRunning {
-				// Cancelled without Stop: no longer a member here, and the
+				// Canceled without Stop: no longer a member here, and the
 				// Lease expires for the others.
 				m.state = stateStopped
 				m.closeSubsLocked()
 			}
 			m.mu.Unlock()
 			return
-		case <-ticker.C():
-			if err := m.renew(ctx); err != nil && ctx.Err() == nil {
-				logger.Error(err, "Renewing shard membership Lease failed; retrying at the next interval", "namespace", m.cfg.Namespace, "lease", m.leaseName)
-			}
-		case <-expiry:
+		case <-after:
 		case <-m.changed:
 		}
-		next = m.recompute()
+		m.idle.Store(false)
 	}
 }
 
@@ -404,8 +416,9 @@ func (m *Membership) renew(ctx context.Context) error {
 		} else {
 			written, err = m.leases.Update(ctx, m.updatedLease(cur, now), metav1.UpdateOptions{})
 		}
-		if err == nil || !(apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err)) {
-			break
+		retry := apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err)
+		if !retry {
+			break // success, or an error a re-read cannot fix
 		}
 		cur = nil // re-read and retry once
 	}
@@ -582,7 +595,7 @@ func (m *Membership) LeaseName() string { return m.leaseName }
 // Stop hands over gracefully: it stops renewing, deletes this member's Lease
 // (so the others take its ranges over as soon as they see the deletion, not
 // after the lease duration) and closes the subscriber channels. It can be
-// called after ctx of Start was cancelled, and more than once; ctx bounds the
+// called after ctx of Start was canceled, and more than once; ctx bounds the
 // deletion.
 func (m *Membership) Stop(ctx context.Context) error {
 	m.lifecycle.Lock()

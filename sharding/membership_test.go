@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-	clocktesting "k8s.io/utils/clock/testing"
 )
 
 const (
@@ -43,7 +43,7 @@ const (
 	testR    = 5 * time.Second
 )
 
-func testConfig(client *fake.Clientset, clk *clocktesting.FakeClock, id string) MembershipConfig {
+func testConfig(client *fake.Clientset, clk *fakeClock, id string) MembershipConfig {
 	return MembershipConfig{Client: client, Namespace: testNS, Controller: testCtrl, Identity: id,
 		LeaseDuration: testD, RenewInterval: testR, Clock: clk}
 }
@@ -55,7 +55,7 @@ type member struct {
 	sub    <-chan []Range
 }
 
-func startMember(t *testing.T, client *fake.Clientset, clk *clocktesting.FakeClock, id string) *member {
+func startMember(t *testing.T, client *fake.Clientset, clk *fakeClock, id string) *member {
 	t.Helper()
 	m, err := NewMembership(testConfig(client, clk, id))
 	if err != nil {
@@ -186,7 +186,7 @@ func TestAssign(t *testing.T) {
 // clock movement, so not through expiry.
 func TestMembershipJoinLeave(t *testing.T) {
 	client := fake.NewClientset()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	a := startMember(t, client, clk, "a")
 	latest(t, a.sub, []Range{Full})
 
@@ -228,12 +228,20 @@ func TestMembershipJoinLeave(t *testing.T) {
 	}
 }
 
-// stepAll advances the fake clock by d once the clock has at least waiters
-// waiters (the members' tickers and expiry timers), then waits until each live member has written
-// renewTime = now.
-func stepAll(t *testing.T, client *fake.Clientset, clk *clocktesting.FakeClock, d time.Duration, waiters int, live ...*member) {
+// waitIdle waits until the loops of ms wait in their select: a Step then
+// cannot fall between a loop reading the time and arming its wake-up.
+func waitIdle(t *testing.T, ms ...*member) {
 	t.Helper()
-	eventually(t, "loops waiting on the clock", func() bool { return clk.Waiters() >= waiters })
+	for _, m := range ms {
+		eventually(t, m.id+" idle", m.idle.Load)
+	}
+}
+
+// stepAll advances the fake clock by d once the loops of live are idle, then
+// waits until each has written renewTime = now.
+func stepAll(t *testing.T, client *fake.Clientset, clk *fakeClock, d time.Duration, live ...*member) {
+	t.Helper()
+	waitIdle(t, live...)
 	clk.Step(d)
 	for _, m := range live {
 		eventually(t, m.id+" renewed", func() bool {
@@ -243,18 +251,67 @@ func stepAll(t *testing.T, client *fake.Clientset, clk *clocktesting.FakeClock, 
 	}
 }
 
+// fakeClock is a manual Clock. k8s.io/utils/clock/testing would do, but
+// importing it from the library module would make k8s.io/utils a direct
+// requirement of go.mod.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []fakeWaiter
+}
+
+type fakeWaiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newFakeClock(t time.Time) *fakeClock { return &fakeClock{now: t} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, fakeWaiter{at: c.now.Add(d), ch: ch})
+	return ch
+}
+
+func (c *fakeClock) Step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.at.After(c.now) {
+			kept = append(kept, w)
+			continue
+		}
+		w.ch <- c.now
+	}
+	c.waiters = kept
+}
+
 // TestMembershipExpiry: a member that stops renewing (its context is
-// cancelled, its Lease stays) is dropped by the others exactly when
+// canceled, its Lease stays) is dropped by the others exactly when
 // renewTime + leaseDurationSeconds passes: not before, and at that instant
 // through the expiry timer, not at the next renewal tick.
 func TestMembershipExpiry(t *testing.T) {
 	client := fake.NewClientset()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clk := clocktesting.NewFakeClock(t0)
+	clk := newFakeClock(t0)
 	a := startMember(t, client, clk, "a")
 	b := startMember(t, client, clk, "b")
 	eventually(t, "two members agree", func() bool { return checkPartition(t, a, b) })
-	eventually(t, "loops waiting on the clock", func() bool { return clk.Waiters() >= 4 })
+	waitIdle(t, a, b)
 	clk.Step(2 * time.Second)             // no tick: a and b renew at t0+5s, +10s, ...
 	c := startMember(t, client, clk, "c") // renewTime t0+2s, expires t0+17s
 	eventually(t, "three members agree", func() bool { return checkPartition(t, a, b, c) })
@@ -263,19 +320,20 @@ func TestMembershipExpiry(t *testing.T) {
 	for range c.sub { // closed when its loop ends
 	}
 	if _, err := client.CoordinationV1().Leases(testNS).Get(context.Background(), "ctrl-c", metav1.GetOptions{}); err != nil {
-		t.Fatalf("cancelled member must keep its Lease until expiry: %v", err)
+		t.Fatalf("canceled member must keep its Lease until expiry: %v", err)
 	}
-	// Waiters: the tickers of a, b and (stopped, but the fake clock keeps
-	// it) c, and the expiry timers of a and b.
-	stepAll(t, client, clk, 3*time.Second, 5, a, b) // t0+5s
-	stepAll(t, client, clk, testR, 5, a, b)         // t0+10s
-	stepAll(t, client, clk, testR, 5, a, b)         // t0+15s
+	stepAll(t, client, clk, 3*time.Second, a, b) // t0+5s
+	stepAll(t, client, clk, testR, a, b)         // t0+10s
+	stepAll(t, client, clk, testR, a, b)         // t0+15s
 	if !checkPartition(t, a, b, c) {
 		t.Fatalf("c dropped 13s after its last renewal: members %v", a.Members())
 	}
-	// t0+17s: c's renewTime + 15s is not after now. No tick is due (next at
-	// t0+20s); only the expiry timer fires.
-	eventually(t, "loops waiting on the clock", func() bool { return clk.Waiters() >= 5 })
+	// t0+17s: c's renewTime + 15s is not after now. No renewal is due (next
+	// at t0+20s) and no Lease is written; only the wake-up at c's expiry
+	// can notice. Let the informer events of the t0+15s renewals settle
+	// first, so that they cannot be what wakes the loops.
+	time.Sleep(200 * time.Millisecond)
+	waitIdle(t, a, b)
 	clk.Step(2 * time.Second)
 	eventually(t, "a and b take over c's range", func() bool { return checkPartition(t, a, b) })
 }
@@ -284,7 +342,7 @@ func TestMembershipExpiry(t *testing.T) {
 // when its own Lease expires, and takes them back once it renews again.
 func TestMembershipSelfFencing(t *testing.T) {
 	client := fake.NewClientset()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	a := startMember(t, client, clk, "a")
 	latest(t, a.sub, []Range{Full})
 	var fail atomic.Bool
@@ -296,7 +354,7 @@ func TestMembershipSelfFencing(t *testing.T) {
 		return false, nil, nil
 	})
 	for i := 0; i < 3; i++ {
-		eventually(t, "loop waiting", func() bool { return clk.Waiters() >= 2 })
+		waitIdle(t, a)
 		clk.Step(testR)
 	}
 	latest(t, a.sub, []Range{})
@@ -304,7 +362,7 @@ func TestMembershipSelfFencing(t *testing.T) {
 		t.Fatalf("members %v", a.Members())
 	}
 	fail.Store(false)
-	eventually(t, "loop waiting", func() bool { return clk.Waiters() >= 1 })
+	waitIdle(t, a)
 	clk.Step(testR)
 	latest(t, a.sub, []Range{Full})
 }
@@ -313,7 +371,7 @@ func TestMembershipSelfFencing(t *testing.T) {
 // we read it) is answered by a re-read and one more update.
 func TestMembershipConflictRetried(t *testing.T) {
 	client := fake.NewClientset()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	a := startMember(t, client, clk, "a")
 	var conflicts atomic.Int32
 	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -322,7 +380,7 @@ func TestMembershipConflictRetried(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	stepAll(t, client, clk, testR, 2, a)
+	stepAll(t, client, clk, testR, a)
 	if n := conflicts.Load(); n != 1 {
 		t.Fatalf("conflicts %d", n)
 	}
@@ -343,7 +401,7 @@ func TestMembershipStartErrors(t *testing.T) {
 	client.PrependReactor("create", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "ctrl-a", errors.New("no RBAC"))
 	})
-	m, err := NewMembership(testConfig(client, clocktesting.NewFakeClock(time.Now()), "a"))
+	m, err := NewMembership(testConfig(client, newFakeClock(time.Now()), "a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +414,7 @@ func TestMembershipStartErrors(t *testing.T) {
 // TestMembershipIgnoresOtherControllers: Leases of another controller, or
 // without a holder, are not members.
 func TestMembershipIgnoresOtherControllers(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	dur := int32(15)
 	other, empty := "x", ""
 	now := metav1.NewMicroTime(clk.Now())
