@@ -55,13 +55,18 @@ func Example() {
 	}
 	typedInformer := factory.Core().V1().Pods()
 	handle, err := typedInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { /* enqueue the object's key */ },
+		AddFunc: func(any) { /* enqueue the object's key */ },
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "register event handler:", err)
 		return
 	}
-	defer typedInformer.Informer().RemoveEventHandler(handle) // Avoids leaking goroutines.
+	defer func() {
+		// Avoids leaking goroutines.
+		if err := typedInformer.Informer().RemoveEventHandler(handle); err != nil {
+			fmt.Fprintln(os.Stderr, "remove event handler:", err)
+		}
+	}()
 
 	factory.StartWithContext(ctx) // Start processing these informers.
 	synced := factory.WaitForCacheSyncWithContext(ctx)

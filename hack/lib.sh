@@ -13,3 +13,46 @@ generated_files() {
 generate() {
 	(cd "$root/hack" && go run ./kubeinformers-gen -module-dir "$root" -out "$1")
 }
+
+# modules: every Go module of the repository (directories holding a go.mod,
+# relative to $root, "." first), found rather than listed so that a new
+# module is covered by every step without editing the scripts. Fixture
+# modules under testdata/ and the build cache are not modules of ours.
+modules() {
+	(cd "$root" && find . \( -name .git -o -name .cache -o -name testdata -o -name node_modules \) -prune \
+		-o -name go.mod -printf '%h\n' | sed 's#^\./##' | LC_ALL=C sort)
+}
+
+# has_go_files DIR: whether the module at DIR has Go files of its own (a
+# tools-only module such as hack/tools has none).
+has_go_files() {
+	[ -n "$(cd "$root/$1" && find . \( -name testdata -o -name .cache \) -prune -o -name '*.go' -print -quit)" ]
+}
+
+# golangci_lint: the path of golangci-lint, built from the version pinned in
+# hack/tools/go.mod. `go tool -n` builds it once into the Go build cache and
+# prints where the executable is, so every module's run reuses one binary.
+golangci_lint() {
+	(cd "$root/hack/tools" && go tool -n github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+}
+
+# license_header: the block every Go file starts with.
+license_header() {
+	cat <<'HEADER'
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+HEADER
+}

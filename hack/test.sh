@@ -1,45 +1,184 @@
 #!/usr/bin/env bash
 # The whole test suite: what README.md documents and .ci/run calls.
 #
-#   gofmt, go vet, generated code up to date, go test -race in every module,
-#   the API parity check against client-go, and the e2e suite against a
-#   kube-apiserver and etcd built from the Go module proxy.
+#   gofmt, license headers, `go mod tidy -diff`, generated code up to date,
+#   golangci-lint (.golangci.yml; includes go vet), go test -race, the API
+#   parity check against client-go, and the e2e suite against a kube-apiserver
+#   and etcd built from the Go module proxy (in the background from the start,
+#   so that it overlaps the other steps).
 #
-# Needs only Go; everything else is fetched through the Go module proxy.
+# Every step covers every Go module of the repository (each go.mod outside
+# testdata/), found at run time. It ends with a table of each step's wall and
+# CPU time, also when a step fails.
+#
+# Needs only the `go` on PATH (Go 1.26 or newer); everything else is fetched
+# through the Go module proxy.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-export PATH="$(go env GOROOT 2>/dev/null || echo /usr/local/go)/bin:$PATH"
 cd "$root"
+command -v go >/dev/null || { echo "test.sh: no go on PATH" >&2; exit 1; }
 
-# Modules whose tests run here; hack/testenv only builds the test binaries.
-modules=(. hack test test/e2e)
+mapfile -t all_modules < <(modules)
+# Modules whose `go test ./...` needs no apiserver. test/e2e runs in the e2e
+# step (test/e2e/run.sh); hack/testenv only builds the e2e binaries
+# (build.sh); a module without Go files (hack/tools) has nothing to test.
+unit_modules=()
+lint_modules=()
+for m in "${all_modules[@]}"; do
+	has_go_files "$m" || continue
+	lint_modules+=("$m")
+	case "$m" in
+	test/e2e | hack/testenv) ;;
+	*) unit_modules+=("$m") ;;
+	esac
+done
+
+# --- step bookkeeping -------------------------------------------------------
+logs=$(mktemp -d)
 started=$(date +%s)
-step() { printf '\n==> %s (%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
+names=() walls=() cpus=() results=()
+bg_pid="" bg_name=""
 
-step "gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go'))
-if [ -n "$unformatted" ]; then
-	echo "not gofmt'ed:"; echo "$unformatted"; exit 1
-fi
+# cpu_seconds: sets $cpu to the user+sys seconds of the shell's finished
+# children so far. `times` must run in this shell, not in a $(...) subshell,
+# whose children are its own.
+cpu=0
+cpu_seconds() {
+	times >"$logs/times"
+	cpu=$(awk 'NR == 2 {
+		n = split($1 " " $2, t, /[ms ]+/); s = 0
+		for (i = 1; i + 1 <= n; i += 2) s += t[i] * 60 + t[i + 1]
+		printf "%d", s }' "$logs/times")
+}
 
-step "go vet"
-for m in "${modules[@]}"; do (cd "$m" && go vet ./...); done
+record() { names+=("$1") walls+=("$2") cpus+=("$3") results+=("$4"); }
 
-step "hack/verify-codegen.sh"
-hack/verify-codegen.sh
+table() {
+	local rc=$?
+	if [ -n "$bg_pid" ]; then
+		# A step failed while the background build was running: stop it.
+		kill -TERM -- "-$bg_pid" 2>/dev/null || true
+		wait "$bg_pid" 2>/dev/null || true
+		record "$bg_name" "-" "-" "stopped"
+	fi
+	printf '\n%-52s %7s %7s  %s\n' "step" "wall s" "CPU s" "result"
+	local i
+	for i in "${!names[@]}"; do
+		printf '%-52s %7s %7s  %s\n' "${names[$i]}" "${walls[$i]}" "${cpus[$i]}" "${results[$i]}"
+	done
+	cpu_seconds
+	printf '%-52s %7s %7s  %s\n' "total" "$(($(date +%s) - started))" "$cpu" \
+		"$([ "$rc" = 0 ] && echo "all checks passed" || echo "FAILED (exit $rc)")"
+	rm -rf "$logs"
+}
+trap table EXIT
 
-step "go test -race (library, generator, conformance)"
-for m in . hack test; do (cd "$m" && go test -race -count=1 ./...); done
+# step NAME CMD...: run CMD in the foreground; stop the suite if it fails.
+step() {
+	local name=$1 rc=0 t0 c0
+	shift
+	printf '\n==> %s\n' "$name"
+	t0=$(date +%s)
+	cpu_seconds
+	c0=$cpu
+	"$@" || rc=$?
+	cpu_seconds
+	record "$name" "$(($(date +%s) - t0))" "$((cpu - c0))" "$([ "$rc" = 0 ] && echo ok || echo "FAILED ($rc)")"
+	return "$rc"
+}
 
-step "API parity with client-go"
-parity="$root/../shared/tools/apiparity"
-if [ ! -d "$parity" ]; then
-	echo "the API parity tool is missing: expected it at $parity (shared/ beside the checkout)" >&2
-	exit 1
-fi
-(cd "$parity" && go run . -mirror "$root")
+# background NAME CMD...: start CMD now, in its own process group, with its
+# output in a log; finish_background waits for it and reports it as a step.
+background() {
+	bg_name=$1
+	shift
+	printf '\n==> %s: started in the background\n' "$bg_name"
+	set -m
+	(
+		t0=$(date +%s) rc=0
+		"$@" >"$logs/background.log" 2>&1 || rc=$?
+		cpu_seconds
+		echo "$(($(date +%s) - t0)) $cpu $rc" >"$logs/background.done"
+		exit "$rc"
+	) &
+	bg_pid=$!
+	set +m
+}
 
-step "e2e against kube-apiserver and etcd (test/e2e/run.sh)"
-test/e2e/run.sh
+finish_background() {
+	local t0 rc=0 wall bcpu
+	t0=$(date +%s)
+	printf '\n==> waiting for: %s\n' "$bg_name"
+	wait "$bg_pid" || rc=$?
+	bg_pid=""
+	cat "$logs/background.log"
+	read -r wall bcpu _ <"$logs/background.done" || wall="?" bcpu="?"
+	record "$bg_name" "$wall" "$bcpu" "$([ "$rc" = 0 ] && echo ok || echo "FAILED ($rc)")"
+	record "  (waiting for it)" "$(($(date +%s) - t0))" "0" "-"
+	[ "$rc" = 0 ]
+}
 
-step "all checks passed"
+# --- checks -----------------------------------------------------------------
+check_gofmt() {
+	local unformatted
+	unformatted=$(git ls-files -z '*.go' | xargs -0 gofmt -l)
+	[ -z "$unformatted" ] || { echo "not gofmt'ed:"; echo "$unformatted"; return 1; }
+}
+
+check_license_headers() {
+	local header missing=() start
+	header=$(license_header)
+	while IFS= read -r -d '' f; do
+		# gofmt keeps a //go:build line (and its blank line) above everything.
+		start=1
+		[[ "$(head -n 1 "$f")" == "//go:build "* ]] && start=3
+		[ "$(tail -n "+$start" "$f" | head -n 15)" = "$header" ] || missing+=("$f")
+	done < <(git ls-files -z '*.go')
+	[ "${#missing[@]}" = 0 ] && return 0
+	echo "these files do not start with the license header (license_header in hack/lib.sh):"
+	printf '  %s\n' "${missing[@]}"
+	return 1
+}
+
+check_tidy() {
+	local m rc=0
+	for m in "${all_modules[@]}"; do
+		(cd "$m" && go mod tidy -diff) || { echo "go.mod/go.sum of $m are not tidy: run (cd $m && go mod tidy)"; rc=1; }
+	done
+	return "$rc"
+}
+
+lint() {
+	(cd "$1" && "$golangci_lint" run ./...)
+}
+
+unit_test() {
+	(cd "$1" && go test -race -count=1 ./...)
+}
+
+# --- the suite --------------------------------------------------------------
+echo "modules: ${all_modules[*]}"
+background "build kube-apiserver and etcd (hack/testenv/build.sh)" hack/testenv/build.sh
+
+step "gofmt" check_gofmt
+step "license headers" check_license_headers
+step "go mod tidy -diff (every module)" check_tidy
+step "hack/verify-codegen.sh" hack/verify-codegen.sh
+build_lint() { golangci_lint >"$logs/lint-path"; }
+step "build golangci-lint (hack/tools)" build_lint
+golangci_lint=$(cat "$logs/lint-path")
+for m in "${lint_modules[@]}"; do
+	step "golangci-lint ($m)" lint "$m"
+done
+for m in "${unit_modules[@]}"; do
+	step "go test -race ($m)" unit_test "$m"
+done
+step "API parity with client-go (hack/apiparity)" bash -c 'cd hack && go run ./apiparity -module-dir ..'
+
+# --- more steps go here -------------------------------------------------------
+# Steps that need no apiserver go above this line, as
+#   step "what it checks" command args...
+# ----------------------------------------------------------------------------
+
+finish_background
+step "e2e against kube-apiserver and etcd (test/e2e/run.sh)" test/e2e/run.sh

@@ -137,7 +137,7 @@ func node(name string) *corev1.Node {
 	}
 }
 
-func deployment(ns, name, hash, image string, replicas, ready int32) *appsv1.Deployment {
+func deployment(ns, name, _, image string, replicas, ready int32) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": name}},
 		Spec: appsv1.DeploymentSpec{

@@ -233,8 +233,10 @@ func run(ctx context.Context, out io.Writer, client kubernetes.Interface, writab
 	misspelt := appsv1.SchemeGroupVersion.WithResource("deployment")
 	if _, err := factory.ForResource(misspelt); errors.Is(err, informers.ErrUnknownResource) {
 		fmt.Fprintf(out, "  %s (misspelt): ErrUnknownResource\n    %v\n", gvrString(misspelt), err)
+	} else if err == nil {
+		return fmt.Errorf("ForResource(%s) succeeded, want ErrUnknownResource", misspelt)
 	} else {
-		return fmt.Errorf("ForResource(%s) = %v, want ErrUnknownResource", misspelt, err)
+		return fmt.Errorf("ForResource(%s) = %w, want ErrUnknownResource", misspelt, err)
 	}
 
 	// 8. Change a few objects through the clientset and wait for the

@@ -16,13 +16,16 @@ repo="$(cd "$here/../.." && pwd)"
 bin="${TESTENV_BIN_DIR:-$repo/.cache/testenv/bin}"
 mkdir -p "$bin"
 
-KUBE_VERSION="v1.37.2"
-# The published module has no VCS metadata; the commit is recorded as unknown.
-KUBE_COMMIT="${KUBE_COMMIT:-0000000000000000000000000000000000000000}"
-KUBE_BUILD_DATE="2026-10-27T12:01:04Z" # time of the v1.37.2 module on the proxy
-
 # The go on PATH builds everything; nothing assumes where Go is installed.
 command -v go >/dev/null || { echo "testenv: no go on PATH" >&2; exit 1; }
+
+# The version and its build date come from go.mod (k8s.io/kubernetes) and the
+# module proxy's time for that version, so a bump is a go.mod edit only.
+read -r KUBE_VERSION KUBE_BUILD_DATE < <(cd "$here" && go list -m -f '{{.Version}} {{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes)
+KUBE_MINOR=$(echo "$KUBE_VERSION" | cut -d. -f2)
+# The published module has no VCS metadata; the commit is recorded as unknown.
+KUBE_COMMIT="${KUBE_COMMIT:-0000000000000000000000000000000000000000}"
+
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 export CGO_ENABLED=0
 
@@ -50,7 +53,7 @@ cg_ver=k8s.io/client-go/pkg/version
 ldflags="-s -w"
 for p in "$pkg_ver" "$cg_ver"; do
   ldflags+=" -X $p.gitVersion=$KUBE_VERSION"
-  ldflags+=" -X $p.gitMajor=1 -X $p.gitMinor=37"
+  ldflags+=" -X $p.gitMajor=1 -X $p.gitMinor=$KUBE_MINOR"
   ldflags+=" -X $p.gitCommit=$KUBE_COMMIT"
   ldflags+=" -X $p.gitTreeState=clean"
   ldflags+=" -X $p.buildDate=$KUBE_BUILD_DATE"
@@ -61,7 +64,7 @@ echo "testenv: building etcd"
 go build -trimpath -ldflags "-s -w" -o "$bin/etcd.tmp" ./etcd
 mv "$bin/etcd.tmp" "$bin/etcd"
 
-echo "testenv: building kube-apiserver $KUBE_VERSION (cold: ~5 min wall, ~9 CPU-min on 2 cores)"
+echo "testenv: building kube-apiserver $KUBE_VERSION (cold: see hack/testenv/README.md)"
 go build -trimpath -ldflags "$ldflags" -o "$bin/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
 mv "$bin/kube-apiserver.tmp" "$bin/kube-apiserver"
 
