@@ -113,25 +113,28 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 //
 // # Bounds
 //
-// Let D be the lease duration, R the renew interval, W the time for the
-// slowest member to observe a Lease change through its watch, ε the
-// clock skew between members and L the time a factory takes to relist a
-// range it has gained. Then:
+// Let D be the lease duration, ε the clock skew between members, W the time
+// the slowest member takes to see a Lease write through its watch (assumed
+// shorter than D), and L one relist: the time a factory takes to list a
+// range it has gained. A membership change takes effect at an instant t:
+// when a Lease is created (join) or deleted (graceful [Membership.Stop]),
+// or at renewTime + D (expiry). Each member applies a write between t and
+// t + W; an expiry is applied from the clock, within ε of t, by every member
+// whose cache holds the expired Lease's last renewTime. Because ranges are
+// contiguous, one change may move ranges between any two members. So:
 //
-//   - Owned twice: after a join, or a graceful leave, a range may be owned by
-//     its old and its new owner for at most W (the old owner lets go when it
-//     sees the change; the new owner may already hold it), plus L if the
-//     old owner's factory only drops the range once the informer for its
-//     new ranges has relisted. After an expiry, at most ε: both sides apply
-//     the same expiry instant, the expired member to itself (it stops
-//     owning), the others to it.
-//   - Owned by nobody: a member that dies unannounced last renewed at
-//     some t ≤ its death; its ranges are taken over at t + D (+ ε), and
-//     covered once the new owner has relisted: at most D + ε + L after the
-//     death. A graceful [Membership.Stop] deletes the Lease, so the gap is
-//     at most W + L. A watch that lags only shortens ownership of the
-//     others' stale ranges or lengthens double ownership; it never widens
-//     the gap beyond D + ε + L, because an unseen renewal expires sooner.
+//   - Owned twice: at most W per change (ε for an expiry), the time between
+//     the first and the last member applying it; plus one relist L if the
+//     old owner's factory keeps a range until the informers for its new
+//     ranges have synced.
+//   - Owned by nobody: a range dropped by its old owner is taken by its new
+//     owner at most W (ε for an expiry) later and covered one relist after
+//     that: at most W + L per change. A member that dies unannounced last
+//     renewed at some r no later than its death, so its Lease expires at
+//     most D after the death, and its ranges are covered at most D + ε + L
+//     after it. A graceful Stop deletes the Lease first, so the others take
+//     over within W + L instead. A member that cannot renew stops owning at
+//     its own expiry, the instant the others take over (up to ε).
 //
 // Subscribers see ranges, not objects: the factory is responsible for
 // switching its informers and for the delete and add notifications of
