@@ -372,6 +372,7 @@ func (m *Membership) loop(ctx context.Context) {
 				// Canceled without Stop: no longer a member here, and the
 				// Lease expires for the others.
 				m.state = stateStopped
+				m.ranges, m.members = nil, nil
 				m.closeSubsLocked()
 			}
 			m.mu.Unlock()

@@ -319,6 +319,9 @@ func TestMembershipExpiry(t *testing.T) {
 	c.cancel()
 	for range c.sub { // closed when its loop ends
 	}
+	if r := c.Ranges(); len(r) != 0 {
+		t.Fatalf("canceled member still owns %v", r)
+	}
 	if _, err := client.CoordinationV1().Leases(testNS).Get(context.Background(), "ctrl-c", metav1.GetOptions{}); err != nil {
 		t.Fatalf("canceled member must keep its Lease until expiry: %v", err)
 	}
