@@ -59,7 +59,7 @@ func Adapt(f informers.SharedInformerFactory) clientgoinformers.SharedInformerFa
 		panic("clientgo.Adapt: nil SharedInformerFactory")
 	}
 	a := &adapter{f: f}
-	a.groups.init(f)
+	a.init(f) // groups.init: points every kind accessor at f
 	return a
 }
 

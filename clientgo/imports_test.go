@@ -17,8 +17,8 @@ limitations under the License.
 package clientgo_test
 
 import (
+	"errors"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -36,7 +36,7 @@ func TestOnlyClientgoImportsClientGoInformers(t *testing.T) {
 		t.Skip("no go command on PATH")
 	}
 	cmd := exec.Command(goTool, "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./...")
-	cmd.Dir = filepath.Join("..")
+	cmd.Dir = ".." // the module root
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, stderr(err))
@@ -71,7 +71,7 @@ func TestOnlyClientgoImportsClientGoInformers(t *testing.T) {
 }
 
 func stderr(err error) []byte {
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		return ee.Stderr
 	}
 	return nil
