@@ -117,7 +117,9 @@ func TestConcurrentLifecycle(t *testing.T) {
 				case 1:
 					factory.StartWithContext(ctx)
 				case 2:
-					factory.ForResource(resources[(i*20+j)%len(resources)].gvr)
+					if _, err := factory.ForResource(resources[(i*20+j)%len(resources)].gvr); err != nil {
+						t.Error(err)
+					}
 				case 3:
 					factory.InformerFor(&corev1.Secret{}, func(c kubernetes.Interface, d time.Duration) cache.SharedIndexInformer {
 						return corev1informers.NewSecretInformer(c, "", d, nil)
