@@ -73,7 +73,10 @@ table() {
 }
 trap table EXIT
 
-# step NAME CMD...: run CMD in the foreground; stop the suite if it fails.
+# step NAME CMD...: run CMD in the foreground; stop the suite if it fails,
+# unless TEST_KEEP_GOING=1 (then every step runs and the suite fails at the
+# end, so that one run shows every failing step).
+failed=0
 step() {
 	local name=$1 rc=0 t0 c0
 	shift
@@ -84,6 +87,10 @@ step() {
 	"$@" || rc=$?
 	cpu_seconds
 	record "$name" "$(($(date +%s) - t0))" "$((cpu - c0))" "$([ "$rc" = 0 ] && echo ok || echo "FAILED ($rc)")"
+	if [ "$rc" != 0 ] && [ "${TEST_KEEP_GOING:-}" = 1 ]; then
+		failed=1
+		return 0
+	fi
 	return "$rc"
 }
 
@@ -126,17 +133,21 @@ check_gofmt() {
 }
 
 check_license_headers() {
-	local header missing=() start
-	header=$(license_header)
-	while IFS= read -r -d '' f; do
-		# gofmt keeps a //go:build line (and its blank line) above everything.
-		start=1
-		[[ "$(head -n 1 "$f")" == "//go:build "* ]] && start=3
-		[ "$(tail -n "+$start" "$f" | head -n 15)" = "$header" ] || missing+=("$f")
-	done < <(git ls-files -z '*.go')
-	[ "${#missing[@]}" = 0 ] && return 0
+	local missing
+	license_header >"$logs/header"
+	# One awk over every file: a file passes when its first 15 lines, after
+	# a //go:build line and its blank line (gofmt keeps those on top), are
+	# the header.
+	missing=$(git ls-files -z '*.go' | xargs -0 awk -v hfile="$logs/header" '
+		BEGIN { while ((getline l < hfile) > 0) h[++n] = l }
+		FNR == 1 { if (NR > 1) report(); file = FILENAME; skip = ($0 ~ /^\/\/go:build /) ? 2 : 0; bad = 0 }
+		FNR > skip && FNR <= skip + n && $0 != h[FNR - skip] { bad = 1 }
+		FNR == skip + n { done = 1 }
+		function report() { if (bad || !done) print file; done = 0 }
+		END { if (NR > 0) report() }')
+	[ -z "$missing" ] && return 0
 	echo "these files do not start with the license header (license_header in hack/lib.sh):"
-	printf '  %s\n' "${missing[@]}"
+	echo "$missing" | sed 's/^/  /'
 	return 1
 }
 
@@ -182,3 +193,4 @@ step "API parity with client-go (hack/apiparity)" bash -c 'cd hack && go run ./a
 
 finish_background
 step "e2e against kube-apiserver and etcd (test/e2e/run.sh)" test/e2e/run.sh
+exit "$failed"
