@@ -155,7 +155,7 @@ func measure(res *result) error {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
@@ -207,6 +207,9 @@ func writeHeapProfile(path string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	return pprof.WriteHeapProfile(f)
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -171,7 +171,7 @@ func plotAgainstN(rep *runReport, path, title, ylabel string, f func(*summary) f
 
 type nTicks []int
 
-func (t nTicks) Ticks(min, max float64) []plot.Tick {
+func (t nTicks) Ticks(_, _ float64) []plot.Tick {
 	var ticks []plot.Tick
 	for _, n := range t {
 		ticks = append(ticks, plot.Tick{Value: float64(n), Label: fmt.Sprint(n)})
