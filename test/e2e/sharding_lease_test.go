@@ -143,10 +143,10 @@ func TestShardingLeaseMembership(t *testing.T) {
 	waitFor(t, "r1's loop to stop", 10*time.Second, func() bool { return len(r1.Ranges()) == 0 })
 	lease, err := c.client.CoordinationV1().Leases(c.ns).Get(c.ctx, r1.LeaseName(), metav1.GetOptions{})
 	if err != nil {
-		t.Fatalf("r1's Lease must survive a cancelled context: %v", err)
+		t.Fatalf("r1's Lease must survive a canceled context: %v", err)
 	}
 	expiry := lease.Spec.RenewTime.Add(time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second)
-	cancelled := time.Now()
+	canceled := time.Now()
 	waitFor(t, "r0 and r2 to take over r1's range", 30*time.Second, func() bool { return partitioned(r0, r2) })
 	takeover := time.Now()
 	// Functional, not a timing target: the others may not drop a member
@@ -155,7 +155,7 @@ func TestShardingLeaseMembership(t *testing.T) {
 		t.Fatalf("r1 dropped at %v, before its Lease expired at %v", takeover, expiry)
 	}
 	t.Logf("expiry: r0,r2 took over %v after r1 stopped renewing (%v after renewTime+leaseDuration; lease duration %v)",
-		takeover.Sub(cancelled).Round(time.Millisecond), takeover.Sub(expiry).Round(time.Millisecond), shardLeaseDuration)
+		takeover.Sub(canceled).Round(time.Millisecond), takeover.Sub(expiry).Round(time.Millisecond), shardLeaseDuration)
 
 	// Graceful stop: the Lease is deleted and r0 takes over before r2's
 	// Lease could have expired.
@@ -176,7 +176,7 @@ func TestShardingLeaseMembership(t *testing.T) {
 	if !handover.Before(r2Expiry) {
 		t.Fatalf("graceful handover at %v, not before r2's Lease expiry %v: the deletion was not observed", handover, r2Expiry)
 	}
-	t.Logf("graceful stop: r0 took over %v after Stop returned started (lease would have expired %v later)",
+	t.Logf("graceful stop: r0 took over %v after Stop was called (r2's Lease would have expired %v later)",
 		handover.Sub(stopAt).Round(time.Millisecond), r2Expiry.Sub(handover).Round(time.Millisecond))
 
 	// A fourth member joins.
@@ -353,7 +353,11 @@ loop:
 	if !strings.Contains(msg, "16-digit hex") {
 		t.Fatalf("invalid selector: message %q does not explain the bound format", msg)
 	}
-	// Our bounds for the same range are accepted.
+	// Our bounds for the same range are accepted (the watch part added
+	// objects: list them again first).
+	if all, err = c.client.CoreV1().ConfigMaps(c.ns).List(c.ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	ok, _ := sharding.NewSelector(sharding.FieldUID, sharding.Range{Start: 0, End: 1 << 63})
 	check("long form of the rejected range", ok, metav1.ListOptions{}, everything)
 }
