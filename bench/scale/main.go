@@ -82,7 +82,7 @@ func parseFlags(args []string) (*config, error) {
 	variants := fs.String("variants", "", "comma-separated variants (default: all; raw-list means both raw-list forms): "+strings.Join(allVariants(), ","))
 	repeats := fs.Int("repeats", 3, "measurements per variant and count, 1..50 (the median is reported)")
 	deadline := fs.Duration("deadline", 5*time.Minute, "time a variant may take to sync before it is reported as failed")
-	profile := fs.String("profile", "", "write pprof CPU and heap profiles of the first repeat of each variant into this directory")
+	profile := fs.String("profile", "", "after the measured runs, run each variant once more with pprof CPU and heap profiles written into this directory")
 	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant; checks counts and that the lean cache is smaller; writes nothing")
 	write := fs.Bool("write", true, "update BENCHMARKS.md and the plots (never with -smoke)")
 	root := fs.String("repo", "", "repository root (default: found from the working directory)")

@@ -158,11 +158,7 @@ func runParent(ctx context.Context, cfg *config) int {
 					logf("interrupted")
 					return 1
 				}
-				profile := ""
-				if cfg.profile != "" && r == 0 {
-					profile = filepath.Join(cfg.profile, fmt.Sprintf("%s-n%d", v, n))
-				}
-				res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, profile)
+				res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, "")
 				s := byVariant[v]
 				if res.Err != "" {
 					logf("N=%d %s run %d FAILED: %s", n, v, r+1, res.Err)
@@ -173,6 +169,18 @@ func runParent(ctx context.Context, cfg *config) int {
 				}
 				logf("N=%d %-18s run %d: sync %.2fs cpu %.2fs heap %.1f MiB (%.0f B/obj) read %.1f MiB", n, v, r+1, res.SyncSec, res.CPUSec, float64(res.HeapBytes)/(1<<20), float64(res.HeapBytes)/float64(n), float64(res.BytesRead)/(1<<20))
 				s.Runs = append(s.Runs, res)
+			}
+		}
+		if cfg.profile != "" {
+			// One more run per variant with the profiler on, kept out of the
+			// figures: profiling costs time.
+			for _, v := range cfg.variants {
+				prefix := filepath.Join(cfg.profile, fmt.Sprintf("%s-n%d", v, n))
+				if res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, prefix); res.Err != "" {
+					logf("N=%d %s profile run FAILED: %s", n, v, res.Err)
+				} else {
+					logf("N=%d %s: profiles in %s.{cpu,heap}.pprof", n, v, prefix)
+				}
 			}
 		}
 		for _, s := range byVariant {

@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,8 +95,23 @@ func variantByName(name string) (variant, bool) {
 	return variant{}, false
 }
 
+// waitSynced polls every millisecond: client-go's WaitForCacheSync polls
+// every 100 ms, which would round every time to sync up to that.
+func waitSynced(ctx context.Context, hasSynced func() bool) bool {
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for !hasSynced() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
+}
+
 func waitInformer(ctx context.Context, inf toolscache.SharedIndexInformer) (*running, error) {
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+	if !waitSynced(ctx, inf.HasSynced) {
 		return nil, fmt.Errorf("not synced: %w (last sync: %d objects cached)", context.Cause(ctx), len(inf.GetStore().ListKeys()))
 	}
 	return &running{count: func() int { return len(inf.GetStore().ListKeys()) }, keep: inf}, nil
@@ -183,7 +199,7 @@ func runControllerRuntime(ctx context.Context, cfg *rest.Config) (*running, erro
 		return nil, err
 	}
 	go func() { _ = c.Start(ctx) }()
-	if !c.WaitForCacheSync(ctx) {
+	if !waitSynced(ctx, inf.HasSynced) {
 		return nil, fmt.Errorf("not synced: %w", context.Cause(ctx))
 	}
 	count := func() int {
