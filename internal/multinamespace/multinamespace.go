@@ -49,6 +49,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,7 +63,9 @@ import (
 
 // New returns a cache.SharedIndexInformer over informers, one per namespace
 // (map key = namespace name). All must be new (not running) and cache
-// objects of one type.
+// objects of one type. Each must have been built with its own
+// [cache.Indexers] map (New panics if two share one), since client-go's
+// AddIndexers writes into that map.
 //
 // The composite owns the sub-informers: run, configure and add handlers to
 // it, never to a sub-informer directly. Its methods behave as on a single
@@ -93,8 +96,21 @@ func New(informers map[string]cache.SharedIndexInformer) cache.SharedIndexInform
 		subs:       make([]cache.Indexer, len(namespaces)),
 		byNS:       make(map[string]cache.Indexer, len(namespaces)),
 	}
+	shared := map[uintptr]string{}
 	for i, ns := range namespaces {
 		c.subs[i] = informers[ns]
+		// client-go's indexer keeps the Indexers map it was built with,
+		// and AddIndexers writes into it: informers built from one map
+		// would see each other's new index functions without their
+		// objects being indexed, and AddIndexers would fail with a
+		// conflict after the first namespace.
+		if m := informers[ns].GetIndexer().GetIndexers(); m != nil {
+			p := reflect.ValueOf(m).Pointer()
+			if other, ok := shared[p]; ok {
+				panic(fmt.Sprintf("multinamespace.New: the informers of namespaces %q and %q share one cache.Indexers map; build each with its own (maps.Clone)", other, ns))
+			}
+			shared[p] = ns
+		}
 		idx.subs[i] = informers[ns].GetIndexer()
 		idx.byNS[ns] = idx.subs[i]
 	}
