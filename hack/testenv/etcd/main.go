@@ -19,6 +19,7 @@ limitations under the License.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -72,9 +73,17 @@ func main() {
 	// The test harness compacts explicitly; keep etcd from doing it on its own.
 	cfg.AutoCompactionRetention = "0"
 
+	if err := serve(cfg, cu); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// serve runs etcd until SIGINT or SIGTERM, or until etcd fails; returning
+// (rather than exiting) lets the deferred Close stop it cleanly.
+func serve(cfg *embed.Config, cu url.URL) error {
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		log.Fatalf("start etcd: %v", err)
+		return fmt.Errorf("start etcd: %w", err)
 	}
 	defer e.Close()
 	select {
@@ -82,7 +91,7 @@ func main() {
 		log.Printf("etcd ready, serving clients on %s", cu.String())
 	case <-time.After(60 * time.Second):
 		e.Server.Stop()
-		log.Fatal("etcd took too long to start")
+		return errors.New("etcd took too long to start")
 	}
 
 	sig := make(chan os.Signal, 1)
@@ -90,7 +99,8 @@ func main() {
 	select {
 	case s := <-sig:
 		log.Printf("received %v, shutting down", s)
+		return nil
 	case err := <-e.Err():
-		log.Fatalf("etcd error: %v", err)
+		return fmt.Errorf("etcd error: %w", err)
 	}
 }
