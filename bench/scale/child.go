@@ -149,6 +149,10 @@ func measure(res *result) error {
 	defer cancel()
 
 	profile := os.Getenv(envProfile)
+	if profile != "" {
+		// The default (one sample per 512 KiB) says little about a small N.
+		runtime.MemProfileRate = 4096
+	}
 	inuse0, alloc0 := heapAfterGC()
 	if profile != "" {
 		f, err := os.Create(profile + ".cpu.pprof")
