@@ -304,6 +304,14 @@ func TestHasSyncedWaitsForEveryNamespace(t *testing.T) {
 	if !f.inf.HasSynced() || !reg.HasSynced() || !f.inf.GetController().HasSynced() {
 		t.Fatalf("not synced after every namespace listed")
 	}
+	rvs := []string{f.subs["a"].LastSyncResourceVersion(), f.subs["b"].LastSyncResourceVersion()}
+	wantRV := lowestResourceVersion(2, func(i int) string { return rvs[i] })
+	if got := f.inf.LastSyncResourceVersion(); got != wantRV {
+		t.Errorf("LastSyncResourceVersion() = %q, want %q (lowest of %q)", got, wantRV, rvs)
+	}
+	if got := f.inf.GetController().LastSyncResourceVersion(); got != wantRV {
+		t.Errorf("GetController().LastSyncResourceVersion() = %q, want %q", got, wantRV)
+	}
 	if name := f.inf.HasSyncedChecker().Name(); !strings.Contains(name, "a,b") {
 		t.Errorf("checker name %q does not name the namespaces", name)
 	}
@@ -326,8 +334,15 @@ func TestRemoveEventHandler(t *testing.T) {
 	}
 	run(t, f.inf)
 	waitSynced(t, kreg.HasSyncedChecker(), rreg.HasSyncedChecker())
-	if err := cache.ShutDownEventHandler(f.inf, rreg); err != nil {
-		t.Fatalf("ShutDownEventHandler: %v", err)
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- cache.ShutDownEventHandler(f.inf, rreg) }()
+	select {
+	case err := <-shutdown:
+		if err != nil {
+			t.Fatalf("ShutDownEventHandler: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("ShutDownEventHandler did not return: a namespace still delivers to the removed handler")
 	}
 	if err := f.inf.RemoveEventHandler(rreg); err != nil {
 		t.Fatalf("second RemoveEventHandler: %v, want nil (idempotent)", err)
