@@ -172,18 +172,19 @@ func (ch *churn) run(ctx context.Context, client kubernetes.Interface, ns string
 				}
 				cancel()
 				ch.gate.RUnlock()
-				if apierrors.IsNotFound(err) {
+				switch {
+				case apierrors.IsNotFound(err):
 					// The object was never created (its create failed during an
 					// outage) or is already gone: writer bookkeeping, not a failure.
 					ch.notFound.Add(1)
-				} else if err != nil {
+				case err != nil:
 					ch.failures.Add(1)
 					msg := fmt.Sprintf("%s: %v", k.name, err)
 					ch.lastErr.Store(&msg)
 					time.Sleep(50 * time.Millisecond) // don't spin while the server is down
-				} else if err == nil {
+				default:
 					ch.mutations.Add(1)
-					time.Sleep(2 * time.Millisecond)
+					time.Sleep(2 * time.Millisecond) // pace the writers
 				}
 			}
 		})
@@ -208,9 +209,7 @@ func relKinds(f informers.SharedInformerFactory, ns string) []*relKind {
 			delete: func(ctx context.Context, c kubernetes.Interface, ns, n string) error {
 				return c.CoreV1().ConfigMaps(ns).Delete(ctx, n, metav1.DeleteOptions{})
 			},
-			server: func(ctx context.Context, c kubernetes.Interface, ns string) (map[string]string, error) {
-				return serverConfigMaps(ctx, c, ns)
-			},
+			server: serverConfigMaps,
 			cached: func() map[string]string {
 				l, _ := cms.List(labels.Everything())
 				out := make(map[string]string, len(l))

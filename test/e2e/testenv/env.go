@@ -101,7 +101,7 @@ var pickPorts = func(n int) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("testenv: pick a free port: %w", err)
 		}
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
@@ -350,7 +350,7 @@ func (e *Env) waitHTTP(p *process, url, token string, timeout time.Duration) err
 		resp, err := c.Do(req)
 		if err == nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
@@ -375,7 +375,7 @@ func (e *Env) CompactEtcd(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer cli.Close()
+	defer func() { _ = cli.Close() }()
 	resp, err := cli.Get(ctx, "/kubeinformers-e2e-compact-probe")
 	if err != nil {
 		return 0, err

@@ -102,7 +102,7 @@ func (p *process) start() error {
 	fmt.Fprintf(f, "\n===== %s starting at %s: %s %s\n", p.name, time.Now().Format(time.RFC3339Nano), p.bin, strings.Join(p.args, " "))
 	off, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("%s log: %w", p.name, err)
 	}
 	cmd := exec.Command(p.bin, p.args...)
@@ -110,7 +110,7 @@ func (p *process) start() error {
 	cmd.Stderr = f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := spawn(cmd); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("start %s: %w", p.name, err)
 	}
 	exited := make(chan struct{})
@@ -129,7 +129,7 @@ func (p *process) start() error {
 func (p *process) closeLogLocked(how string) {
 	if p.logFile != nil {
 		fmt.Fprintf(p.logFile, "\n===== %s %s at %s\n", p.name, how, time.Now().Format(time.RFC3339Nano))
-		p.logFile.Close()
+		_ = p.logFile.Close()
 	}
 	p.cmd, p.logFile = nil, nil
 }
@@ -179,7 +179,7 @@ func (p *process) logSinceStartLocked() string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	b, _ := io.ReadAll(io.NewSectionReader(f, p.logStart, 1<<40))
 	return string(b)
 }

@@ -78,12 +78,12 @@ func fakeEtcd(args []string) (func() error, error) {
 	}
 	client, err := listenURL(flagValue(args, "listen-client-urls"))
 	if err != nil {
-		peer.Close()
+		_ = peer.Close()
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, `{"health":"true"}`) })
-	return func() error { peer.Close(); return http.Serve(client, mux) }, nil
+	return func() error { _ = peer.Close(); return http.Serve(client, mux) }, nil
 }
 
 // fakeAPIServer serves /readyz over TLS on --secure-port with the serving
@@ -265,7 +265,7 @@ func TestStartRetriesOnPortConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer taken.Close()
+	defer func() { _ = taken.Close() }()
 	takenPort := taken.Addr().(*net.TCPAddr).Port
 
 	orig := pickPorts
@@ -348,7 +348,7 @@ func TestEnvRestartAfterCrash(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		waitExited(t, p)
+		_ = waitExited(t, p)
 	}
 
 	crash(e.apiserver)
