@@ -17,9 +17,10 @@ limitations under the License.
 package informers
 
 import (
+	"context"
+	"maps"
 	"reflect"
 	"sync/atomic"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/accessor"
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/multinamespace"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
@@ -48,9 +50,10 @@ var (
 )
 
 // InformerFor returns the shared informer for obj's type. The first call
-// for a type builds it with newFunc, the type's resync period (see
-// [WithCustomResyncConfig]) and the factory's transform, if any. The
-// accessors share the informer it returns, whichever comes first.
+// for a type builds it with newFunc, the type's resync period and the
+// factory's transform, if any; for a built-in type, its [ResourceOptions]
+// decide both. The accessors share the informer it returns, whichever
+// comes first.
 //
 // Like client-go, it still builds informers after Shutdown, but Start no
 // longer runs them.
@@ -62,33 +65,35 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 	if e, exists := f.byType[informerType]; exists {
 		return e.informer
 	}
-	e := &entry{id: InformerID{Form: FormTyped, Type: informerType}}
-	e.informer = newFunc(f.client, f.resyncFor(informerType))
-	f.setTransform(e)
+	// typeResources names the resource of a built-in type, so that its
+	// options apply and RemoveInformer and Ready can name it.
+	e := &entry{id: InformerID{Form: FormTyped, Resource: typeResources[informerType], Type: informerType}}
+	s := f.settingsFor(e.id, true, f.namespace, f.tweakListOptions)
+	e.informer = newFunc(f.client, s.resync)
+	f.watchErrors(e, e.informer, "")
+	f.setTransform(e, s.transform)
 	f.register(e)
 	return e.informer
 }
 
 // ResolveTyped implements [accessor.Resolver]: it is InformerFor for the
-// generated accessors, which also say which resource they serve.
+// generated accessors, which also say which resource they serve and how to
+// list and watch it.
 func (f *sharedInformerFactory) ResolveTyped(req *accessor.Request) (cache.SharedIndexInformer, *atomic.Bool) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 
 	informerType := reflect.TypeOf(req.Example)
 	if e, exists := f.byType[informerType]; exists {
-		if e.id.Resource.Resource == "" {
-			// InformerFor built it before anyone said which resource it
-			// serves; now RemoveInformer and Ready can name it.
-			e.id.Resource = req.Resource
-			f.entries[registryKey{form: FormTyped, resource: req.Resource}] = e
-		}
 		return e.informer, &e.removed
 	}
 	e := &entry{id: InformerID{Form: FormTyped, Resource: req.Resource, Type: informerType}}
-	cfg := accessor.TypedListWatch(f.client, req.Resource, req.Namespace, req.Requests)
-	cfg.Tweak = req.Tweak
-	e.informer = f.newInformer(e, cfg, f.client, req.Example, f.resyncFor(informerType))
+	s := f.settingsFor(e.id, IsNamespaced(req.Resource), req.Namespace, req.Tweak)
+	cfg := accessor.TypedListWatch(f.client, req.Resource, "", req.Requests)
+	f.build(e, s, cfg, f.client, req.Example)
+	if req.Typed != nil {
+		e.informer = req.Typed(e.informer)
+	}
 	f.register(e)
 	return e.informer, &e.removed
 }
@@ -104,7 +109,7 @@ func (f *sharedInformerFactory) resolve(id InformerID) *entry {
 		return e
 	}
 	e := &entry{id: id}
-	cfg := listwatch.Config{Resource: id.Resource, Namespace: f.namespaceFor(id), Tweak: f.tweakListOptions}
+	cfg := listwatch.Config{Resource: id.Resource}
 	var example runtime.Object
 	var client any
 	switch id.Form {
@@ -119,57 +124,72 @@ func (f *sharedInformerFactory) resolve(id InformerID) *entry {
 			return listwatch.Of(f.metadataClient.Resource(id.Resource).Namespace(ns))
 		}
 	}
-	e.informer = f.newInformer(e, cfg, client, example, f.defaultResync)
+	// A custom resource's scope is not known without discovery, so, as
+	// with client-go's dynamicinformer, the factory namespace applies to
+	// it; a built-in cluster-scoped resource is listed cluster-wide.
+	namespaced := !isBuiltIn(id.Resource) || IsNamespaced(id.Resource)
+	s := f.settingsFor(e.id, namespaced, f.namespace, f.tweakListOptions)
+	f.build(e, s, cfg, client, example)
 	f.register(e)
 	return e
 }
 
-// namespaceFor is the namespace a dynamic or metadata informer lists in:
-// none for a built-in cluster-scoped resource, the factory's otherwise. A
-// custom resource's scope is not known without discovery, so, as with
-// client-go's dynamicinformer, the factory namespace applies to it.
-func (f *sharedInformerFactory) namespaceFor(id InformerID) string {
-	if isBuiltIn(id.Resource) && !IsNamespaced(id.Resource) {
-		return metav1.NamespaceAll
+// build makes e's informer from the effective settings and the list/watch
+// configuration (Requests and Missing set; the rest is filled in here):
+// one informer per namespace, under a composite when there are several.
+// The caller holds f.lock. client is what the requests go through: a fake
+// client makes the informer fall back from watch-list streaming to list
+// and watch, as client-go's informers do.
+func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config, client any, example runtime.Object) {
+	newOne := func(namespace string) cache.SharedIndexInformer {
+		c := cfg
+		c.Namespace, c.Tweak = namespace, s.tweak
+		c.Observe = func(_ string, err error) { e.health.observe(namespace, err) }
+		opts := cache.SharedIndexInformerOptions{
+			ResyncPeriod:      s.resync,
+			Indexers:          maps.Clone(s.indexers),
+			ObjectDescription: e.id.Resource.String(),
+		}
+		if e.id.Form != FormMetadata {
+			// A metadata informer would take the typed informer's metrics
+			// identity when it came first; the typed one keeps it.
+			opts.Identifier = f.informerName.WithResource(e.id.Resource)
+		}
+		informer := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(listwatch.New(c), client), example, opts)
+		f.watchErrors(e, informer, namespace)
+		return informer
 	}
-	return f.namespace
+	if len(s.namespaces) == 1 {
+		e.informer = newOne(s.namespaces[0])
+	} else {
+		perNamespace := make(map[string]cache.SharedIndexInformer, len(s.namespaces))
+		for _, ns := range s.namespaces {
+			perNamespace[ns] = newOne(ns)
+		}
+		e.informer = multinamespace.New(perNamespace)
+	}
+	f.setTransform(e, s.transform)
 }
 
-// newInformer builds one informer of the factory from its list/watch
-// configuration; the caller holds f.lock. client is what the informer's
-// requests go through: a fake client makes the informer fall back from
-// watch-list streaming to list and watch, as client-go's informers do.
-func (f *sharedInformerFactory) newInformer(e *entry, cfg listwatch.Config, client any, example runtime.Object, resync time.Duration) cache.SharedIndexInformer {
-	cfg.Observe = e.health.observe
-	opts := cache.SharedIndexInformerOptions{
-		ResyncPeriod:      resync,
-		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-		ObjectDescription: e.id.Resource.String(),
+// watchErrors records the errors of an informer's watch stream, which
+// reach the handler rather than the list/watch calls, for Ready; and logs
+// them as client-go does.
+func (f *sharedInformerFactory) watchErrors(e *entry, informer cache.SharedIndexInformer, source string) {
+	if err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		e.health.observe(source, err)
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	}); err != nil {
+		// Only a running informer refuses, and a new one is not running;
+		// without the handler Ready just knows less.
+		klog.Background().Error(err, "Cannot watch the errors of an informer", "informer", e.id)
 	}
-	if e.id.Form != FormMetadata {
-		// A metadata informer would take the typed informer's metrics
-		// identity when it came first; the typed one keeps it.
-		opts.Identifier = f.informerName.WithResource(e.id.Resource)
-	}
-	informer := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(listwatch.New(cfg), client), example, opts)
-	e.informer = informer
-	f.setTransform(e)
-	return informer
 }
 
-// resyncFor is the resync period of a typed informer.
-func (f *sharedInformerFactory) resyncFor(t reflect.Type) time.Duration {
-	if period, exists := f.customResync[t]; exists {
-		return period
-	}
-	return f.defaultResync
-}
-
-// setTransform applies the factory's transforms to a new informer: the
-// user's (WithTransform) first, so that it sees the whole object, then
-// the lean-memory one (WithLeanMemory).
-func (f *sharedInformerFactory) setTransform(e *entry) {
-	transform := chainTransforms(f.transform, f.leanTransform)
+// setTransform applies the informer's transform: the user's (WithTransform
+// or ResourceOptions.Transform) first, so that it sees the whole object,
+// then the lean-memory one (WithLeanMemory).
+func (f *sharedInformerFactory) setTransform(e *entry, user cache.TransformFunc) {
+	transform := chainTransforms(user, f.leanTransform)
 	if transform == nil {
 		return
 	}

@@ -79,6 +79,13 @@ type sharedInformerFactory struct {
 	dynamicClient    dynamic.Interface
 	metadataClient   metadata.Interface
 	namespace        string
+	// namespaceSet records that WithNamespace was given, which
+	// WithNamespaces excludes.
+	namespaceSet bool
+	// namespaces is set by WithNamespaces.
+	namespaces []string
+	// resourceOptions is set by WithResourceOptions (resource_options.go).
+	resourceOptions map[schema.GroupVersionResource]ResourceOptions
 	tweakListOptions internalinterfaces.TweakListOptionsFunc
 	defaultResync    time.Duration
 	customResync     map[reflect.Type]time.Duration
@@ -210,6 +217,7 @@ func newFactory(client kubernetes.Interface, defaultResync time.Duration, option
 			f = next
 		}
 	}
+	f.checkFactoryOptions()
 	return f
 }
 

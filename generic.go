@@ -19,8 +19,59 @@ limitations under the License.
 package informers
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
+	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
+	apiserverinternalv1alpha1 "k8s.io/api/apiserverinternal/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	appsv1beta1 "k8s.io/api/apps/v1beta1"
+	appsv1beta2 "k8s.io/api/apps/v1beta2"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	batchv1beta1 "k8s.io/api/batch/v1beta1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	certificatesv1alpha1 "k8s.io/api/certificates/v1alpha1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	coordinationv1alpha2 "k8s.io/api/coordination/v1alpha2"
+	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	discoveryv1beta1 "k8s.io/api/discovery/v1beta1"
+	eventsv1 "k8s.io/api/events/v1"
+	eventsv1beta1 "k8s.io/api/events/v1beta1"
+	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	flowcontrolv1beta1 "k8s.io/api/flowcontrol/v1beta1"
+	flowcontrolv1beta2 "k8s.io/api/flowcontrol/v1beta2"
+	flowcontrolv1beta3 "k8s.io/api/flowcontrol/v1beta3"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	networkingv1 "k8s.io/api/networking/v1"
+	networkingv1beta1 "k8s.io/api/networking/v1beta1"
+	nodev1 "k8s.io/api/node/v1"
+	nodev1alpha1 "k8s.io/api/node/v1alpha1"
+	nodev1beta1 "k8s.io/api/node/v1beta1"
+	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	rbacv1alpha1 "k8s.io/api/rbac/v1alpha1"
+	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
+	resourcev1 "k8s.io/api/resource/v1"
+	resourcev1alpha3 "k8s.io/api/resource/v1alpha3"
+	resourcev1beta1 "k8s.io/api/resource/v1beta1"
+	resourcev1beta2 "k8s.io/api/resource/v1beta2"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	storagev1 "k8s.io/api/storage/v1"
+	storagev1alpha1 "k8s.io/api/storage/v1alpha1"
+	storagev1beta1 "k8s.io/api/storage/v1beta1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
+	storagemigrationv1beta1 "k8s.io/api/storagemigration/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
+	reflect "reflect"
 )
 
 // informerForResource returns the shared informer for resource, or nil if
@@ -651,4 +702,156 @@ var namespacedResources = map[schema.GroupVersionResource]bool{
 	{Group: "storage.k8s.io", Version: "v1", Resource: "csistoragecapacities"}:             true,
 	{Group: "storage.k8s.io", Version: "v1alpha1", Resource: "csistoragecapacities"}:       true,
 	{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csistoragecapacities"}:        true,
+}
+
+// typeResources maps the Go type of each supported resource's objects to
+// the resource, so that InformerFor can apply per-resource options.
+var typeResources = map[reflect.Type]schema.GroupVersionResource{
+	reflect.TypeFor[*admissionregistrationv1.MutatingAdmissionPolicy]():                {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingadmissionpolicies"},
+	reflect.TypeFor[*admissionregistrationv1.MutatingAdmissionPolicyBinding]():         {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingadmissionpolicybindings"},
+	reflect.TypeFor[*admissionregistrationv1.MutatingWebhookConfiguration]():           {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"},
+	reflect.TypeFor[*admissionregistrationv1.ValidatingAdmissionPolicy]():              {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
+	reflect.TypeFor[*admissionregistrationv1.ValidatingAdmissionPolicyBinding]():       {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
+	reflect.TypeFor[*admissionregistrationv1.ValidatingWebhookConfiguration]():         {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"},
+	reflect.TypeFor[*admissionregistrationv1alpha1.MutatingAdmissionPolicy]():          {Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "mutatingadmissionpolicies"},
+	reflect.TypeFor[*admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding]():   {Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "mutatingadmissionpolicybindings"},
+	reflect.TypeFor[*admissionregistrationv1alpha1.ValidatingAdmissionPolicy]():        {Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "validatingadmissionpolicies"},
+	reflect.TypeFor[*admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding](): {Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "validatingadmissionpolicybindings"},
+	reflect.TypeFor[*admissionregistrationv1beta1.MutatingAdmissionPolicy]():           {Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicies"},
+	reflect.TypeFor[*admissionregistrationv1beta1.MutatingAdmissionPolicyBinding]():    {Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicybindings"},
+	reflect.TypeFor[*admissionregistrationv1beta1.MutatingWebhookConfiguration]():      {Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingwebhookconfigurations"},
+	reflect.TypeFor[*admissionregistrationv1beta1.ValidatingAdmissionPolicy]():         {Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicies"},
+	reflect.TypeFor[*admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding]():  {Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicybindings"},
+	reflect.TypeFor[*admissionregistrationv1beta1.ValidatingWebhookConfiguration]():    {Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingwebhookconfigurations"},
+	reflect.TypeFor[*apiserverinternalv1alpha1.StorageVersion]():                       {Group: "internal.apiserver.k8s.io", Version: "v1alpha1", Resource: "storageversions"},
+	reflect.TypeFor[*appsv1.ControllerRevision]():                                      {Group: "apps", Version: "v1", Resource: "controllerrevisions"},
+	reflect.TypeFor[*appsv1.DaemonSet]():                                               {Group: "apps", Version: "v1", Resource: "daemonsets"},
+	reflect.TypeFor[*appsv1.Deployment]():                                              {Group: "apps", Version: "v1", Resource: "deployments"},
+	reflect.TypeFor[*appsv1.ReplicaSet]():                                              {Group: "apps", Version: "v1", Resource: "replicasets"},
+	reflect.TypeFor[*appsv1.StatefulSet]():                                             {Group: "apps", Version: "v1", Resource: "statefulsets"},
+	reflect.TypeFor[*appsv1beta1.ControllerRevision]():                                 {Group: "apps", Version: "v1beta1", Resource: "controllerrevisions"},
+	reflect.TypeFor[*appsv1beta1.Deployment]():                                         {Group: "apps", Version: "v1beta1", Resource: "deployments"},
+	reflect.TypeFor[*appsv1beta1.StatefulSet]():                                        {Group: "apps", Version: "v1beta1", Resource: "statefulsets"},
+	reflect.TypeFor[*appsv1beta2.ControllerRevision]():                                 {Group: "apps", Version: "v1beta2", Resource: "controllerrevisions"},
+	reflect.TypeFor[*appsv1beta2.DaemonSet]():                                          {Group: "apps", Version: "v1beta2", Resource: "daemonsets"},
+	reflect.TypeFor[*appsv1beta2.Deployment]():                                         {Group: "apps", Version: "v1beta2", Resource: "deployments"},
+	reflect.TypeFor[*appsv1beta2.ReplicaSet]():                                         {Group: "apps", Version: "v1beta2", Resource: "replicasets"},
+	reflect.TypeFor[*appsv1beta2.StatefulSet]():                                        {Group: "apps", Version: "v1beta2", Resource: "statefulsets"},
+	reflect.TypeFor[*autoscalingv1.HorizontalPodAutoscaler]():                          {Group: "autoscaling", Version: "v1", Resource: "horizontalpodautoscalers"},
+	reflect.TypeFor[*autoscalingv2.HorizontalPodAutoscaler]():                          {Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
+	reflect.TypeFor[*batchv1.CronJob]():                                                {Group: "batch", Version: "v1", Resource: "cronjobs"},
+	reflect.TypeFor[*batchv1.Job]():                                                    {Group: "batch", Version: "v1", Resource: "jobs"},
+	reflect.TypeFor[*batchv1beta1.CronJob]():                                           {Group: "batch", Version: "v1beta1", Resource: "cronjobs"},
+	reflect.TypeFor[*certificatesv1.CertificateSigningRequest]():                       {Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"},
+	reflect.TypeFor[*certificatesv1.ClusterTrustBundle]():                              {Group: "certificates.k8s.io", Version: "v1", Resource: "clustertrustbundles"},
+	reflect.TypeFor[*certificatesv1.PodCertificateRequest]():                           {Group: "certificates.k8s.io", Version: "v1", Resource: "podcertificaterequests"},
+	reflect.TypeFor[*certificatesv1alpha1.ClusterTrustBundle]():                        {Group: "certificates.k8s.io", Version: "v1alpha1", Resource: "clustertrustbundles"},
+	reflect.TypeFor[*certificatesv1beta1.CertificateSigningRequest]():                  {Group: "certificates.k8s.io", Version: "v1beta1", Resource: "certificatesigningrequests"},
+	reflect.TypeFor[*certificatesv1beta1.ClusterTrustBundle]():                         {Group: "certificates.k8s.io", Version: "v1beta1", Resource: "clustertrustbundles"},
+	reflect.TypeFor[*certificatesv1beta1.PodCertificateRequest]():                      {Group: "certificates.k8s.io", Version: "v1beta1", Resource: "podcertificaterequests"},
+	reflect.TypeFor[*coordinationv1.Lease]():                                           {Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
+	reflect.TypeFor[*coordinationv1alpha2.LeaseCandidate]():                            {Group: "coordination.k8s.io", Version: "v1alpha2", Resource: "leasecandidates"},
+	reflect.TypeFor[*coordinationv1beta1.Lease]():                                      {Group: "coordination.k8s.io", Version: "v1beta1", Resource: "leases"},
+	reflect.TypeFor[*coordinationv1beta1.LeaseCandidate]():                             {Group: "coordination.k8s.io", Version: "v1beta1", Resource: "leasecandidates"},
+	reflect.TypeFor[*corev1.ComponentStatus]():                                         {Group: "", Version: "v1", Resource: "componentstatuses"},
+	reflect.TypeFor[*corev1.ConfigMap]():                                               {Group: "", Version: "v1", Resource: "configmaps"},
+	reflect.TypeFor[*corev1.Endpoints]():                                               {Group: "", Version: "v1", Resource: "endpoints"},
+	reflect.TypeFor[*corev1.Event]():                                                   {Group: "", Version: "v1", Resource: "events"},
+	reflect.TypeFor[*corev1.LimitRange]():                                              {Group: "", Version: "v1", Resource: "limitranges"},
+	reflect.TypeFor[*corev1.Namespace]():                                               {Group: "", Version: "v1", Resource: "namespaces"},
+	reflect.TypeFor[*corev1.Node]():                                                    {Group: "", Version: "v1", Resource: "nodes"},
+	reflect.TypeFor[*corev1.PersistentVolume]():                                        {Group: "", Version: "v1", Resource: "persistentvolumes"},
+	reflect.TypeFor[*corev1.PersistentVolumeClaim]():                                   {Group: "", Version: "v1", Resource: "persistentvolumeclaims"},
+	reflect.TypeFor[*corev1.Pod]():                                                     {Group: "", Version: "v1", Resource: "pods"},
+	reflect.TypeFor[*corev1.PodTemplate]():                                             {Group: "", Version: "v1", Resource: "podtemplates"},
+	reflect.TypeFor[*corev1.ReplicationController]():                                   {Group: "", Version: "v1", Resource: "replicationcontrollers"},
+	reflect.TypeFor[*corev1.ResourceQuota]():                                           {Group: "", Version: "v1", Resource: "resourcequotas"},
+	reflect.TypeFor[*corev1.Secret]():                                                  {Group: "", Version: "v1", Resource: "secrets"},
+	reflect.TypeFor[*corev1.Service]():                                                 {Group: "", Version: "v1", Resource: "services"},
+	reflect.TypeFor[*corev1.ServiceAccount]():                                          {Group: "", Version: "v1", Resource: "serviceaccounts"},
+	reflect.TypeFor[*discoveryv1.EndpointSlice]():                                      {Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"},
+	reflect.TypeFor[*discoveryv1beta1.EndpointSlice]():                                 {Group: "discovery.k8s.io", Version: "v1beta1", Resource: "endpointslices"},
+	reflect.TypeFor[*eventsv1.Event]():                                                 {Group: "events.k8s.io", Version: "v1", Resource: "events"},
+	reflect.TypeFor[*eventsv1beta1.Event]():                                            {Group: "events.k8s.io", Version: "v1beta1", Resource: "events"},
+	reflect.TypeFor[*extensionsv1beta1.DaemonSet]():                                    {Group: "extensions", Version: "v1beta1", Resource: "daemonsets"},
+	reflect.TypeFor[*extensionsv1beta1.Deployment]():                                   {Group: "extensions", Version: "v1beta1", Resource: "deployments"},
+	reflect.TypeFor[*extensionsv1beta1.Ingress]():                                      {Group: "extensions", Version: "v1beta1", Resource: "ingresses"},
+	reflect.TypeFor[*extensionsv1beta1.NetworkPolicy]():                                {Group: "extensions", Version: "v1beta1", Resource: "networkpolicies"},
+	reflect.TypeFor[*extensionsv1beta1.ReplicaSet]():                                   {Group: "extensions", Version: "v1beta1", Resource: "replicasets"},
+	reflect.TypeFor[*flowcontrolv1.FlowSchema]():                                       {Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Resource: "flowschemas"},
+	reflect.TypeFor[*flowcontrolv1.PriorityLevelConfiguration]():                       {Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Resource: "prioritylevelconfigurations"},
+	reflect.TypeFor[*flowcontrolv1beta1.FlowSchema]():                                  {Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta1", Resource: "flowschemas"},
+	reflect.TypeFor[*flowcontrolv1beta1.PriorityLevelConfiguration]():                  {Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta1", Resource: "prioritylevelconfigurations"},
+	reflect.TypeFor[*flowcontrolv1beta2.FlowSchema]():                                  {Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta2", Resource: "flowschemas"},
+	reflect.TypeFor[*flowcontrolv1beta2.PriorityLevelConfiguration]():                  {Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta2", Resource: "prioritylevelconfigurations"},
+	reflect.TypeFor[*flowcontrolv1beta3.FlowSchema]():                                  {Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "flowschemas"},
+	reflect.TypeFor[*flowcontrolv1beta3.PriorityLevelConfiguration]():                  {Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "prioritylevelconfigurations"},
+	reflect.TypeFor[*lifecyclev1alpha1.Eviction]():                                     {Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictions"},
+	reflect.TypeFor[*lifecyclev1alpha1.EvictionRequest]():                              {Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictionrequests"},
+	reflect.TypeFor[*networkingv1.IPAddress]():                                         {Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"},
+	reflect.TypeFor[*networkingv1.Ingress]():                                           {Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
+	reflect.TypeFor[*networkingv1.IngressClass]():                                      {Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"},
+	reflect.TypeFor[*networkingv1.NetworkPolicy]():                                     {Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
+	reflect.TypeFor[*networkingv1.ServiceCIDR]():                                       {Group: "networking.k8s.io", Version: "v1", Resource: "servicecidrs"},
+	reflect.TypeFor[*networkingv1beta1.IPAddress]():                                    {Group: "networking.k8s.io", Version: "v1beta1", Resource: "ipaddresses"},
+	reflect.TypeFor[*networkingv1beta1.Ingress]():                                      {Group: "networking.k8s.io", Version: "v1beta1", Resource: "ingresses"},
+	reflect.TypeFor[*networkingv1beta1.IngressClass]():                                 {Group: "networking.k8s.io", Version: "v1beta1", Resource: "ingressclasses"},
+	reflect.TypeFor[*networkingv1beta1.ServiceCIDR]():                                  {Group: "networking.k8s.io", Version: "v1beta1", Resource: "servicecidrs"},
+	reflect.TypeFor[*nodev1.RuntimeClass]():                                            {Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"},
+	reflect.TypeFor[*nodev1alpha1.RuntimeClass]():                                      {Group: "node.k8s.io", Version: "v1alpha1", Resource: "runtimeclasses"},
+	reflect.TypeFor[*nodev1beta1.RuntimeClass]():                                       {Group: "node.k8s.io", Version: "v1beta1", Resource: "runtimeclasses"},
+	reflect.TypeFor[*policyv1.PodDisruptionBudget]():                                   {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+	reflect.TypeFor[*policyv1beta1.PodDisruptionBudget]():                              {Group: "policy", Version: "v1beta1", Resource: "poddisruptionbudgets"},
+	reflect.TypeFor[*rbacv1.ClusterRole]():                                             {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	reflect.TypeFor[*rbacv1.ClusterRoleBinding]():                                      {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	reflect.TypeFor[*rbacv1.Role]():                                                    {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	reflect.TypeFor[*rbacv1.RoleBinding]():                                             {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	reflect.TypeFor[*rbacv1alpha1.ClusterRole]():                                       {Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "clusterroles"},
+	reflect.TypeFor[*rbacv1alpha1.ClusterRoleBinding]():                                {Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "clusterrolebindings"},
+	reflect.TypeFor[*rbacv1alpha1.Role]():                                              {Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "roles"},
+	reflect.TypeFor[*rbacv1alpha1.RoleBinding]():                                       {Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "rolebindings"},
+	reflect.TypeFor[*rbacv1beta1.ClusterRole]():                                        {Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "clusterroles"},
+	reflect.TypeFor[*rbacv1beta1.ClusterRoleBinding]():                                 {Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "clusterrolebindings"},
+	reflect.TypeFor[*rbacv1beta1.Role]():                                               {Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "roles"},
+	reflect.TypeFor[*rbacv1beta1.RoleBinding]():                                        {Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "rolebindings"},
+	reflect.TypeFor[*resourcev1.DeviceClass]():                                         {Group: "resource.k8s.io", Version: "v1", Resource: "deviceclasses"},
+	reflect.TypeFor[*resourcev1.DeviceTaintRule]():                                     {Group: "resource.k8s.io", Version: "v1", Resource: "devicetaintrules"},
+	reflect.TypeFor[*resourcev1.ResourceClaim]():                                       {Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"},
+	reflect.TypeFor[*resourcev1.ResourceClaimTemplate]():                               {Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates"},
+	reflect.TypeFor[*resourcev1.ResourceSlice]():                                       {Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"},
+	reflect.TypeFor[*resourcev1alpha3.DeviceTaintRule]():                               {Group: "resource.k8s.io", Version: "v1alpha3", Resource: "devicetaintrules"},
+	reflect.TypeFor[*resourcev1alpha3.ResourcePoolStatusRequest]():                     {Group: "resource.k8s.io", Version: "v1alpha3", Resource: "resourcepoolstatusrequests"},
+	reflect.TypeFor[*resourcev1beta1.DeviceClass]():                                    {Group: "resource.k8s.io", Version: "v1beta1", Resource: "deviceclasses"},
+	reflect.TypeFor[*resourcev1beta1.ResourceClaim]():                                  {Group: "resource.k8s.io", Version: "v1beta1", Resource: "resourceclaims"},
+	reflect.TypeFor[*resourcev1beta1.ResourceClaimTemplate]():                          {Group: "resource.k8s.io", Version: "v1beta1", Resource: "resourceclaimtemplates"},
+	reflect.TypeFor[*resourcev1beta1.ResourceSlice]():                                  {Group: "resource.k8s.io", Version: "v1beta1", Resource: "resourceslices"},
+	reflect.TypeFor[*resourcev1beta2.DeviceClass]():                                    {Group: "resource.k8s.io", Version: "v1beta2", Resource: "deviceclasses"},
+	reflect.TypeFor[*resourcev1beta2.DeviceTaintRule]():                                {Group: "resource.k8s.io", Version: "v1beta2", Resource: "devicetaintrules"},
+	reflect.TypeFor[*resourcev1beta2.ResourceClaim]():                                  {Group: "resource.k8s.io", Version: "v1beta2", Resource: "resourceclaims"},
+	reflect.TypeFor[*resourcev1beta2.ResourceClaimTemplate]():                          {Group: "resource.k8s.io", Version: "v1beta2", Resource: "resourceclaimtemplates"},
+	reflect.TypeFor[*resourcev1beta2.ResourceSlice]():                                  {Group: "resource.k8s.io", Version: "v1beta2", Resource: "resourceslices"},
+	reflect.TypeFor[*schedulingv1.PriorityClass]():                                     {Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"},
+	reflect.TypeFor[*schedulingv1alpha3.CompositePodGroup]():                           {Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "compositepodgroups"},
+	reflect.TypeFor[*schedulingv1alpha3.PodGroup]():                                    {Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "podgroups"},
+	reflect.TypeFor[*schedulingv1alpha3.Workload]():                                    {Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "workloads"},
+	reflect.TypeFor[*schedulingv1beta1.PodGroup]():                                     {Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "podgroups"},
+	reflect.TypeFor[*schedulingv1beta1.PriorityClass]():                                {Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "priorityclasses"},
+	reflect.TypeFor[*schedulingv1beta1.Workload]():                                     {Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "workloads"},
+	reflect.TypeFor[*storagev1.CSIDriver]():                                            {Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"},
+	reflect.TypeFor[*storagev1.CSINode]():                                              {Group: "storage.k8s.io", Version: "v1", Resource: "csinodes"},
+	reflect.TypeFor[*storagev1.CSIStorageCapacity]():                                   {Group: "storage.k8s.io", Version: "v1", Resource: "csistoragecapacities"},
+	reflect.TypeFor[*storagev1.StorageClass]():                                         {Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"},
+	reflect.TypeFor[*storagev1.VolumeAttachment]():                                     {Group: "storage.k8s.io", Version: "v1", Resource: "volumeattachments"},
+	reflect.TypeFor[*storagev1.VolumeAttributesClass]():                                {Group: "storage.k8s.io", Version: "v1", Resource: "volumeattributesclasses"},
+	reflect.TypeFor[*storagev1alpha1.CSIStorageCapacity]():                             {Group: "storage.k8s.io", Version: "v1alpha1", Resource: "csistoragecapacities"},
+	reflect.TypeFor[*storagev1alpha1.VolumeAttachment]():                               {Group: "storage.k8s.io", Version: "v1alpha1", Resource: "volumeattachments"},
+	reflect.TypeFor[*storagev1alpha1.VolumeAttributesClass]():                          {Group: "storage.k8s.io", Version: "v1alpha1", Resource: "volumeattributesclasses"},
+	reflect.TypeFor[*storagev1beta1.CSIDriver]():                                       {Group: "storage.k8s.io", Version: "v1beta1", Resource: "csidrivers"},
+	reflect.TypeFor[*storagev1beta1.CSINode]():                                         {Group: "storage.k8s.io", Version: "v1beta1", Resource: "csinodes"},
+	reflect.TypeFor[*storagev1beta1.CSIStorageCapacity]():                              {Group: "storage.k8s.io", Version: "v1beta1", Resource: "csistoragecapacities"},
+	reflect.TypeFor[*storagev1beta1.StorageClass]():                                    {Group: "storage.k8s.io", Version: "v1beta1", Resource: "storageclasses"},
+	reflect.TypeFor[*storagev1beta1.VolumeAttachment]():                                {Group: "storage.k8s.io", Version: "v1beta1", Resource: "volumeattachments"},
+	reflect.TypeFor[*storagev1beta1.VolumeAttributesClass]():                           {Group: "storage.k8s.io", Version: "v1beta1", Resource: "volumeattributesclasses"},
+	reflect.TypeFor[*storagemigrationv1.StorageVersionMigration]():                     {Group: "storagemigration.k8s.io", Version: "v1", Resource: "storageversionmigrations"},
+	reflect.TypeFor[*storagemigrationv1beta1.StorageVersionMigration]():                {Group: "storagemigration.k8s.io", Version: "v1beta1", Resource: "storageversionmigrations"},
 }

@@ -82,6 +82,7 @@ func WithNamespace(namespace string) SharedInformerOption {
 			}
 		}
 		factory.namespace = namespace
+		factory.namespaceSet = true
 		return factory
 	}
 }

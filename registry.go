@@ -20,12 +20,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -100,15 +100,14 @@ type entry struct {
 	done   chan struct{}
 }
 
-// health is the last error an informer's list or watch got, until a later
-// list or watch succeeds.
+// health is the last error each of an informer's list/watch sources (one
+// per namespace) got, until a later list or watch of it succeeds.
 type health struct {
-	mu  sync.Mutex
-	err error
-	at  time.Time
+	mu   sync.Mutex
+	errs map[string]error
 }
 
-func (h *health) observe(_ string, err error) {
+func (h *health) observe(source string, err error) {
 	// An expired resource version (410) is how a watch normally ends
 	// after etcd compaction; the reflector relists at once. It says
 	// nothing about whether the informer can serve.
@@ -117,16 +116,35 @@ func (h *health) observe(_ string, err error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.err = err
-	if err != nil {
-		h.at = time.Now()
+	if err == nil {
+		delete(h.errs, source)
+		return
 	}
+	if h.errs == nil {
+		h.errs = make(map[string]error)
+	}
+	h.errs[source] = err
 }
 
+// last returns the errors of the failing sources, or nil.
 func (h *health) last() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.err
+	switch len(h.errs) {
+	case 0:
+		return nil
+	case 1:
+		for source, err := range h.errs {
+			if source == "" {
+				return err
+			}
+		}
+	}
+	var parts []string
+	for _, source := range slices.Sorted(maps.Keys(h.errs)) {
+		parts = append(parts, fmt.Sprintf("namespace %s: %v", source, h.errs[source]))
+	}
+	return errors.New(strings.Join(parts, "; "))
 }
 
 func (f *sharedInformerFactory) Start(stopCh <-chan struct{}) {
@@ -335,16 +353,6 @@ func (f *sharedInformerFactory) register(e *entry) {
 	}
 	if e.id.Form == FormTyped && e.id.Type != nil {
 		f.byType[e.id.Type] = e
-	}
-	// Errors of the watch stream itself reach the handler, not the
-	// list/watch calls; record them too, and log as client-go does.
-	if err := e.informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-		e.health.observe("watch", err)
-		cache.DefaultWatchErrorHandler(ctx, r, err)
-	}); err != nil {
-		// Only a running informer refuses, and a new one is not running;
-		// without the handler Ready just knows less.
-		klog.Background().Error(err, "Cannot watch the errors of an informer", "informer", e.id)
 	}
 }
 

@@ -83,6 +83,10 @@ type Request struct {
 	// NewInformer builds the informer the way client-go's factory would;
 	// it is what a factory that is not a Resolver gets through InformerFor.
 	NewInformer internalinterfaces.NewInformerFunc
+	// Typed wraps a new informer in its type-safe form, which the factory
+	// then shares, so that Informer() and TypedInformer() are one value
+	// as they are for the standalone constructors.
+	Typed func(cache.SharedIndexInformer) cache.SharedIndexInformer
 }
 
 // Resolver is implemented by this module's factory. Unlike InformerFor it
@@ -112,7 +116,8 @@ type Kind[T Object, L any] struct {
 }
 
 type resolved[T Object, L any] struct {
-	informer cache.TypedSharedIndexInformer[T]
+	informer cache.SharedIndexInformer // as the factory shares it
+	typed    cache.TypedSharedIndexInformer[T]
 	lister   L
 	removed  *atomic.Bool // nil: never removed
 }
@@ -125,6 +130,7 @@ func (k *Kind[T, L]) Init(factory internalinterfaces.SharedInformerFactory, gvr 
 	k.factory, k.newLister = factory, newLister
 	k.req = Request{Example: example, Resource: gvr, Namespace: namespace, Tweak: tweak, Requests: requests}
 	k.req.NewInformer = k.defaultInformer
+	k.req.Typed = func(i cache.SharedIndexInformer) cache.SharedIndexInformer { return cache.NewTypedSharedIndexInformer[T](i) }
 }
 
 // Informer returns the factory's shared informer for the kind.
@@ -132,7 +138,7 @@ func (k *Kind[T, L]) Informer() cache.SharedIndexInformer { return k.get().infor
 
 // Typed returns the factory's shared informer for the kind, with type-safe
 // methods.
-func (k *Kind[T, L]) Typed() cache.TypedSharedIndexInformer[T] { return k.get().informer }
+func (k *Kind[T, L]) Typed() cache.TypedSharedIndexInformer[T] { return k.get().typed }
 
 // Lister returns a lister over the shared informer's indexer.
 func (k *Kind[T, L]) Lister() L { return k.get().lister }
@@ -153,7 +159,7 @@ func (k *Kind[T, L]) resolve(old *resolved[T, L]) *resolved[T, L] {
 	} else {
 		informer = k.factory.InformerFor(k.req.Example, k.req.NewInformer)
 	}
-	r := &resolved[T, L]{informer: Typed[T](informer), lister: k.newLister(informer.GetIndexer()), removed: removed}
+	r := &resolved[T, L]{informer: informer, typed: Typed[T](informer), lister: k.newLister(informer.GetIndexer()), removed: removed}
 	// Racing callers all got the same informer from the factory; keep the
 	// first wrapper so that every caller sees one value.
 	if !k.resolved.CompareAndSwap(old, r) {

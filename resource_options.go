@@ -1,0 +1,257 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internalinterfaces"
+)
+
+// ResourceOptions configures the informers of one resource, in every form:
+// the typed accessor (factory.Core().V1().Pods()), ForResource, and the
+// dynamic and metadata informers. Give it with [WithResourceOptions]. A
+// field left at its zero value falls back to the factory-wide setting.
+//
+// Precedence, field by field:
+//
+//   - Namespaces replaces the factory's [WithNamespace] or [WithNamespaces]
+//     for this resource. It may not be set for a cluster-scoped resource.
+//   - LabelSelector and FieldSelector are combined (AND) with whatever the
+//     factory-wide [WithTweakListOptions] sets: the factory's tweak runs
+//     first, then these selectors are appended to the request's.
+//   - TweakListOptions runs last, after the factory's tweak and the
+//     selectors above, so it sees and may change all of them.
+//   - Transform replaces the factory's [WithTransform] for this resource.
+//     The lean-memory transform ([WithLeanMemory]), if any, still runs
+//     after it.
+//   - ResyncPeriod, if positive, replaces [WithCustomResyncConfig] and the
+//     factory's default resync period.
+//   - Indexers are added to the namespace index every factory informer
+//     has; they may not redefine it.
+type ResourceOptions struct {
+	// Namespaces limits a namespaced resource to these namespaces: one
+	// list and watch per namespace, never a cluster-wide request.
+	Namespaces []string
+	// LabelSelector and FieldSelector filter on the server, in the syntax
+	// of [metav1.ListOptions].
+	LabelSelector string
+	FieldSelector string
+	// TweakListOptions changes every list and watch request of the
+	// resource.
+	TweakListOptions internalinterfaces.TweakListOptionsFunc
+	// Transform is applied to objects before they are cached.
+	Transform cache.TransformFunc
+	// ResyncPeriod is how often handlers get every object again.
+	ResyncPeriod time.Duration
+	// Indexers are added to the informer.
+	Indexers cache.Indexers
+}
+
+// WithResourceOptions sets the options of one resource; see
+// [ResourceOptions] for how they combine with the factory-wide ones.
+// Invalid values, a resource given twice, and a resource the factory cannot
+// serve are errors from [New] that name the resource and the value.
+func WithResourceOptions(resource schema.GroupVersionResource, options ResourceOptions) SharedInformerOption {
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		if _, dup := factory.resourceOptions[resource]; dup {
+			factory.optionErrs = append(factory.optionErrs, fmt.Errorf("WithResourceOptions(%v): given twice", resource))
+			return factory
+		}
+		errs := checkResourceOptions(resource, options)
+		if len(errs) > 0 {
+			factory.optionErrs = append(factory.optionErrs, fmt.Errorf("WithResourceOptions(%v): %w", resource, errors.Join(errs...)))
+			return factory
+		}
+		if factory.resourceOptions == nil {
+			factory.resourceOptions = make(map[schema.GroupVersionResource]ResourceOptions)
+		}
+		options.Namespaces = slices.Clone(options.Namespaces)
+		options.Indexers = maps.Clone(options.Indexers)
+		factory.resourceOptions[resource] = options
+		return factory
+	}
+}
+
+// WithNamespaces limits the factory's namespaced informers to exactly these
+// namespaces: each gets one list and watch per namespace, and its lister
+// and indexer see their union. Cluster-scoped resources are not affected.
+// Use it instead of [WithNamespace]; giving both is an error from [New].
+func WithNamespaces(namespaces ...string) SharedInformerOption {
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		if err := checkNamespaces(namespaces); err != nil {
+			factory.optionErrs = append(factory.optionErrs, fmt.Errorf("WithNamespaces: %w", err))
+			return factory
+		}
+		factory.namespaces = slices.Clone(namespaces)
+		return factory
+	}
+}
+
+func checkNamespaces(namespaces []string) error {
+	var errs []error
+	if len(namespaces) == 0 {
+		errs = append(errs, errors.New("no namespace given"))
+	}
+	seen := make(map[string]bool, len(namespaces))
+	for _, ns := range namespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("%q is not a valid namespace name: %s", ns, strings.Join(msgs, "; ")))
+		}
+		if seen[ns] {
+			errs = append(errs, fmt.Errorf("namespace %q is given twice", ns))
+		}
+		seen[ns] = true
+	}
+	return errors.Join(errs...)
+}
+
+// checkResourceOptions says what is wrong with the options of resource,
+// as far as can be told without the rest of the factory's options.
+func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOptions) []error {
+	var errs []error
+	if isBuiltIn(resource) {
+		if len(o.Namespaces) > 0 && !IsNamespaced(resource) {
+			errs = append(errs, fmt.Errorf("namespaces %q set on a cluster-scoped resource", o.Namespaces))
+		}
+	} else if err := validateResource(resource); err != nil {
+		errs = append(errs, err)
+	} else if hint := suggest(resource); hint != "" {
+		errs = append(errs, fmt.Errorf("not a known resource%s", hint))
+	}
+	if o.Namespaces != nil {
+		if err := checkNamespaces(o.Namespaces); err != nil {
+			errs = append(errs, fmt.Errorf("Namespaces: %w", err))
+		}
+	}
+	if _, err := labels.Parse(o.LabelSelector); err != nil {
+		errs = append(errs, fmt.Errorf("LabelSelector %q: %w", o.LabelSelector, err))
+	}
+	if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
+		errs = append(errs, fmt.Errorf("FieldSelector %q: %w", o.FieldSelector, err))
+	}
+	if o.ResyncPeriod < 0 {
+		errs = append(errs, fmt.Errorf("ResyncPeriod %v is negative", o.ResyncPeriod))
+	}
+	if _, ok := o.Indexers[cache.NamespaceIndex]; ok {
+		errs = append(errs, fmt.Errorf("Indexers: %q is the namespace index every informer already has", cache.NamespaceIndex))
+	}
+	for name, fn := range o.Indexers {
+		if fn == nil {
+			errs = append(errs, fmt.Errorf("Indexers: the index function %q is nil", name))
+		}
+	}
+	return errs
+}
+
+// checkFactoryOptions checks what only the whole set of options can tell;
+// newFactory calls it once every option has run.
+func (f *sharedInformerFactory) checkFactoryOptions() {
+	if len(f.namespaces) > 0 && f.namespaceSet {
+		f.optionErrs = append(f.optionErrs, fmt.Errorf("WithNamespace(%q) and WithNamespaces(%q) both given: use one", f.namespace, f.namespaces))
+	}
+	for _, resource := range slices.SortedFunc(maps.Keys(f.resourceOptions), compareResources) {
+		if !isBuiltIn(resource) && f.dynamicClient == nil && f.metadataClient == nil {
+			f.optionErrs = append(f.optionErrs, fmt.Errorf("WithResourceOptions(%v): the resource is not built in and the factory has no dynamic or metadata client to serve it (use NewForConfig or WithDynamicClient)", resource))
+		}
+	}
+}
+
+func compareResources(a, b schema.GroupVersionResource) int {
+	return strings.Compare(a.String(), b.String())
+}
+
+// settings are the effective options of one informer, after precedence.
+type settings struct {
+	// namespaces to list and watch: one "" for all namespaces (or a
+	// cluster-scoped resource), several for a composite informer.
+	namespaces []string
+	tweak      func(*metav1.ListOptions)
+	resync     time.Duration
+	transform  cache.TransformFunc
+	indexers   cache.Indexers
+}
+
+// settingsFor applies the precedence rules of [ResourceOptions] for one
+// informer. namespace and tweak are the base ones: for a typed informer
+// those its group was built with, the factory's for the other forms.
+// namespaced is whether the resource lives in namespaces (true when not
+// known, as for a custom resource).
+func (f *sharedInformerFactory) settingsFor(id InformerID, namespaced bool, namespace string, tweak internalinterfaces.TweakListOptionsFunc) settings {
+	ro := f.resourceOptions[id.Resource]
+	s := settings{namespaces: []string{metav1.NamespaceAll}, resync: f.defaultResync, transform: f.transform}
+	if period, ok := f.customResync[id.Type]; ok && id.Form == FormTyped {
+		s.resync = period
+	}
+	if ro.ResyncPeriod > 0 {
+		s.resync = ro.ResyncPeriod
+	}
+	if ro.Transform != nil {
+		s.transform = ro.Transform
+	}
+	switch {
+	case !namespaced:
+	case len(ro.Namespaces) > 0:
+		s.namespaces = slices.Clone(ro.Namespaces)
+	case len(f.namespaces) > 0 && namespace == metav1.NamespaceAll:
+		s.namespaces = slices.Clone(f.namespaces)
+	default:
+		s.namespaces = []string{namespace}
+	}
+	s.indexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	maps.Copy(s.indexers, ro.Indexers)
+	label, field, own := ro.LabelSelector, ro.FieldSelector, ro.TweakListOptions
+	if tweak == nil && label == "" && field == "" && own == nil {
+		return s
+	}
+	s.tweak = func(opts *metav1.ListOptions) {
+		if tweak != nil {
+			tweak(opts)
+		}
+		opts.LabelSelector = andSelectors(opts.LabelSelector, label)
+		opts.FieldSelector = andSelectors(opts.FieldSelector, field)
+		if own != nil {
+			own(opts)
+		}
+	}
+	return s
+}
+
+// andSelectors joins two selectors in the syntax of metav1.ListOptions,
+// where a comma means AND.
+func andSelectors(a, b string) string {
+	switch {
+	case b == "":
+		return a
+	case a == "":
+		return b
+	}
+	return a + "," + b
+}
+
