@@ -233,7 +233,7 @@ func (x *indexer) hasIndex(name string) bool {
 
 func noIndex(name string) error {
 	// The wording of client-go's storeIndex, for callers that match it.
-	return fmt.Errorf("Index with name %s does not exist", name) //nolint:staticcheck // client-go's wording
+	return fmt.Errorf("Index with name %s does not exist", name)
 }
 
 // Index returns the objects that share an indexed value with obj. For the

@@ -145,10 +145,10 @@ func compareViews(got, want cache.Indexer) string {
 		} else if !apierrors.IsNotFound(gerr) {
 			diffs = append(diffs, fmt.Sprintf("Pods(%s).Get(%s): got %v, want NotFound", p.Namespace, p.Name, gerr))
 		}
-		go_, gerr := gg.ByNamespace(p.Namespace).Get(p.Name)
+		gObj, gerr := gg.ByNamespace(p.Namespace).Get(p.Name)
 		wo, _ := wg.ByNamespace(p.Namespace).Get(p.Name)
 		if inAB(p.Namespace) {
-			if gerr != nil || keyRV(go_) != keyRV(wo) {
+			if gerr != nil || keyRV(gObj) != keyRV(wo) {
 				diffs = append(diffs, fmt.Sprintf("generic Get(%s/%s): got %v, want %s", p.Namespace, p.Name, gerr, keyRV(wo)))
 			}
 		} else if !apierrors.IsNotFound(gerr) {
@@ -259,7 +259,25 @@ func TestDifferentialAgainstClusterWideInformer(t *testing.T) {
 			t.Errorf("composite over a, b delivered %q", e)
 		}
 	}
-	if got.overlap.Load() {
+	// A handler added to the running informer gets the current objects of
+	// a and b as adds, each once.
+	late := newRecorder()
+	lreg, err := f.inf.AddEventHandler(late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSynced(t, lreg.HasSyncedChecker())
+	var wantAdds []string
+	for _, k := range filterKeys(oracle.GetIndexer().ListKeys()) {
+		wantAdds = append(wantAdds, "add "+k)
+	}
+	eventually(t, "late handler", func() string {
+		if g := late.sorted(all); !slices.Equal(g, wantAdds) {
+			return fmt.Sprintf("late handler got %v, want %v", g, wantAdds)
+		}
+		return ""
+	})
+	if got.overlap.Load() || late.overlap.Load() {
 		t.Errorf("the composite called one handler concurrently from two namespaces")
 	}
 }
@@ -392,7 +410,7 @@ func TestRelistOfOneNamespace(t *testing.T) {
 	}
 	f := newFixture(client, "a", "b")
 	var watchErrors atomic.Int32
-	if err := f.inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { watchErrors.Add(1) }); err != nil {
+	if err := f.inf.SetWatchErrorHandler(func(_ *cache.Reflector, _ error) { watchErrors.Add(1) }); err != nil {
 		t.Fatal(err)
 	}
 	rec := newRecorder()
