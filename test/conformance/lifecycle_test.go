@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	informers "github.com/kubeinformers/informers"
 	corev1informers "github.com/kubeinformers/informers/core/v1"
@@ -61,15 +63,26 @@ func TestShutdownLeavesNoGoroutines(t *testing.T) {
 // TestStartIsIncremental: Start runs only informers that are not running,
 // and an informer requested after Start needs another Start.
 func TestStartIsIncremental(t *testing.T) {
-	ctx, cancel := context.WithCancel(syncCtx(t))
+	// A second Start must not run a started informer again; client-go's
+	// informer would only log that (not fail), so capture the log.
+	var logMu sync.Mutex
+	var logged []string
+	logger := funcr.New(func(prefix, args string) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		logged = append(logged, prefix+" "+args)
+	}, funcr.Options{})
+	klog.SetLogger(logger)
+	defer klog.ClearLogger()
+
+	ctx, cancel := context.WithCancel(klog.NewContext(syncCtx(t), logger))
 	defer cancel()
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
 	defer factory.Shutdown()
-	defer cancel()
 
 	pods := factory.Core().V1().Pods().Informer()
 	factory.StartWithContext(ctx)
-	factory.StartWithContext(ctx) // no second goroutine for pods: RunWithContext would panic-log "already started"
+	factory.StartWithContext(ctx)
 	cms := factory.Core().V1().ConfigMaps().Informer()
 	if got := factory.WaitForCacheSyncWithContext(ctx); len(got.Synced) != 1 || !got.Synced[reflect.TypeOf(&corev1.Pod{})] {
 		t.Fatalf("WaitForCacheSync before the second Start = %v, want only pods", got.Synced)
@@ -81,6 +94,16 @@ func TestStartIsIncremental(t *testing.T) {
 	mustSync(t, ctx, factory)
 	if !pods.HasSynced() || !cms.HasSynced() {
 		t.Fatal("not every informer synced after the second Start")
+	}
+	// Shutdown waits for every informer goroutine, so all they log is in.
+	cancel()
+	factory.Shutdown()
+	logMu.Lock()
+	defer logMu.Unlock()
+	for _, l := range logged {
+		if strings.Contains(l, "run more than once") {
+			t.Errorf("an informer was run twice: %s", l)
+		}
 	}
 }
 

@@ -18,7 +18,7 @@ package conformance
 
 import (
 	"context"
-	"sort"
+	"slices"
 	"testing"
 	"time"
 
@@ -104,7 +104,7 @@ func keys(t testing.TB, objs []runtime.Object) []string {
 		}
 		out = append(out, k)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
