@@ -144,6 +144,7 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 	newOne := func(namespace string) cache.SharedIndexInformer {
 		c := cfg
 		c.Namespace, c.Tweak = namespace, s.tweak
+		c.Shard = f.sharderFor(e, s)
 		c.Observe = func(_ string, err error) { e.health.observe(namespace, err) }
 		opts := cache.SharedIndexInformerOptions{
 			ResyncPeriod:      s.resync,

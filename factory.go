@@ -34,6 +34,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/accessor"
 	"github.com/kubeinformers/informers/internalinterfaces"
+	"github.com/kubeinformers/informers/sharding"
 )
 
 // Factory is the factory [New] and [NewForConfig] return: a
@@ -69,6 +70,11 @@ type Factory interface {
 
 	// SyncStatus reports, per started informer, whether it has synced.
 	SyncStatus() map[InformerID]bool
+
+	// Notices returns conditions an operator should know of that do not
+	// make the informers unready, such as a server that ignored the shard
+	// selector of [WithShard] (the informers then filter on the client).
+	Notices() []string
 }
 
 // sharedInformerFactory is the one implementation of Factory. Its name and
@@ -86,6 +92,11 @@ type sharedInformerFactory struct {
 	namespaces []string
 	// resourceOptions is set by WithResourceOptions (resource_options.go).
 	resourceOptions map[schema.GroupVersionResource]ResourceOptions
+	// shard is the factory-wide shard (shard.go); membership, if set,
+	// moves it, from the first Start on (followingMembership).
+	shard               *shardSource
+	membership          *sharding.Membership
+	followingMembership bool
 	tweakListOptions internalinterfaces.TweakListOptionsFunc
 	defaultResync    time.Duration
 	customResync     map[reflect.Type]time.Duration

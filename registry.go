@@ -93,6 +93,8 @@ type entry struct {
 	// check it on every call and resolve again once it is set.
 	removed atomic.Bool
 	health  health
+	// shardNotice says, once, that the server ignored the shard selector.
+	shardNotice atomic.Pointer[string]
 
 	// Set by Start, under the factory lock. Each informer runs under its
 	// own context so that RemoveInformer can stop it alone.
@@ -157,6 +159,12 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 
 	if f.shuttingDown {
 		return
+	}
+	if f.membership != nil && !f.followingMembership {
+		// Follow the Lease-based assignment for as long as the first
+		// Start's context; the informers switch ranges as it changes.
+		f.followingMembership = true
+		f.wg.Go(func() { f.shard.follow(ctx, f.membership) })
 	}
 	for _, e := range f.all() {
 		if e.done != nil {

@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internalinterfaces"
+	"github.com/kubeinformers/informers/sharding"
 )
 
 // ResourceOptions configures the informers of one resource, in every form:
@@ -72,6 +73,10 @@ type ResourceOptions struct {
 	ResyncPeriod time.Duration
 	// Indexers are added to the informer.
 	Indexers cache.Indexers
+	// Shard, if set, limits this resource to a shard of its objects and
+	// replaces a factory-wide [WithShard]; build it with
+	// [sharding.ForShard] or [sharding.NewSelector].
+	Shard *sharding.Selector
 }
 
 // WithResourceOptions sets the options of one resource; see
@@ -156,6 +161,13 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 	if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
 		errs = append(errs, fmt.Errorf("FieldSelector %q: %w", o.FieldSelector, err))
 	}
+	if o.Shard != nil {
+		if o.Shard.String() == "" {
+			errs = append(errs, errors.New("Shard: the zero sharding.Selector selects nothing; build one with sharding.ForShard or sharding.NewSelector"))
+		} else if o.Shard.Field() == sharding.FieldNamespace && isBuiltIn(resource) && !IsNamespaced(resource) {
+			errs = append(errs, fmt.Errorf("Shard %s: a cluster-scoped resource cannot be sharded by namespace", o.Shard))
+		}
+	}
 	if o.ResyncPeriod < 0 {
 		errs = append(errs, fmt.Errorf("ResyncPeriod %v is negative", o.ResyncPeriod))
 	}
@@ -196,6 +208,7 @@ type settings struct {
 	resync     time.Duration
 	transform  cache.TransformFunc
 	indexers   cache.Indexers
+	shard      *shardSource // nil: not sharded
 }
 
 // settingsFor applies the precedence rules of [ResourceOptions] for one
@@ -223,6 +236,12 @@ func (f *sharedInformerFactory) settingsFor(id InformerID, namespaced bool, name
 		s.namespaces = slices.Clone(f.namespaces)
 	default:
 		s.namespaces = []string{namespace}
+	}
+	switch {
+	case ro.Shard != nil:
+		s.shard = newShardSource(ro.Shard.Field(), ro.Shard)
+	case f.shard != nil && (namespaced || f.shard.field != sharding.FieldNamespace):
+		s.shard = f.shard
 	}
 	s.indexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	maps.Copy(s.indexers, ro.Indexers)

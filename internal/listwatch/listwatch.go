@@ -23,6 +23,11 @@ package listwatch
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -78,6 +83,24 @@ type Config struct {
 	// Observe, if set, is told the outcome of every list and of every
 	// watch it starts: nil on success. The factory's readiness uses it.
 	Observe func(verb string, err error)
+	// Shard, if set, shards the informer: see [Sharder].
+	Shard Sharder
+}
+
+// Sharder limits an informer to a shard of its resource's objects. The
+// factory implements it (shard.go in the root package).
+type Sharder interface {
+	// Current returns the shard in force and its generation, which
+	// changes whenever the shard does. keep reports whether an object
+	// belongs to it; tweak sets the request's shard selector.
+	Current() (gen uint64, tweak func(*metav1.ListOptions), keep func(runtime.Object) bool)
+	// Track registers a running watch, which the sharder stops when the
+	// shard changes; the returned function unregisters it.
+	Track(w watch.Interface) (untrack func())
+	// Ignored is told of an object the server sent outside the shard
+	// selector it was given: a server without the ShardedListAndWatch
+	// feature ignores the selector.
+	Ignored(obj runtime.Object)
 }
 
 // New returns the ListWatch for cfg.
@@ -96,13 +119,27 @@ func New(cfg Config) *cache.ListWatch {
 			cfg.Observe(verb, err)
 		}
 	}
+	// listed is the shard generation of the last list; a watch must not
+	// resume from it once the shard has changed.
+	var listed atomic.Uint64
 	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		r, err := prepare("list", &opts)
 		if err != nil {
 			observe("list", err)
 			return nil, err
 		}
+		var keep func(runtime.Object) bool
+		if cfg.Shard != nil {
+			var gen uint64
+			var tweak func(*metav1.ListOptions)
+			gen, tweak, keep = cfg.Shard.Current()
+			tweak(&opts)
+			listed.Store(gen)
+		}
 		obj, err := r.List(ctx, opts)
+		if err == nil && keep != nil {
+			err = filterList(obj, keep, cfg.Shard)
+		}
 		observe("list", err)
 		return obj, err
 	}
@@ -112,9 +149,31 @@ func New(cfg Config) *cache.ListWatch {
 			observe("watch", err)
 			return nil, err
 		}
+		var keep func(runtime.Object) bool
+		if cfg.Shard != nil {
+			var gen uint64
+			var tweak func(*metav1.ListOptions)
+			gen, tweak, keep = cfg.Shard.Current()
+			// A watch-list stream (sendInitialEvents) starts from
+			// scratch, like a list; any other watch resumes.
+			initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+			if gen != listed.Load() && !initial {
+				// The shard changed since the list this watch would
+				// resume from: objects that joined the shard would never
+				// arrive. An expired resource version makes the
+				// reflector list again, which also turns objects that
+				// left into deletes.
+				return nil, apierrors.NewResourceExpired("the shard of this informer changed; listing again")
+			}
+			listed.Store(gen)
+			tweak(&opts)
+		}
 		w, err := r.Watch(ctx, opts)
 		observe("watch", err)
-		return w, err
+		if err != nil || keep == nil {
+			return w, err
+		}
+		return newShardWatch(w, keep, cfg.Shard), nil
 	}
 	return &cache.ListWatch{
 		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
@@ -127,3 +186,70 @@ func New(cfg Config) *cache.ListWatch {
 		WatchFuncWithContext: watchFunc,
 	}
 }
+
+// filterList drops the items of a list response that are outside the
+// shard, reporting them as ignored by the server.
+func filterList(list runtime.Object, keep func(runtime.Object) bool, s Sharder) error {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return fmt.Errorf("informers: filtering a list by shard: %w", err)
+	}
+	kept := items[:0]
+	for _, item := range items {
+		if keep(item) {
+			kept = append(kept, item)
+		} else {
+			s.Ignored(item)
+		}
+	}
+	if len(kept) == len(items) {
+		return nil
+	}
+	return meta.SetList(list, kept)
+}
+
+// shardWatch passes on the events of objects in the shard, and every
+// bookmark and error. The sharder stops it when the shard changes.
+type shardWatch struct {
+	in      watch.Interface
+	out     chan watch.Event
+	stop    chan struct{}
+	once    sync.Once
+	untrack func()
+}
+
+func newShardWatch(in watch.Interface, keep func(runtime.Object) bool, s Sharder) *shardWatch {
+	w := &shardWatch{in: in, out: make(chan watch.Event), stop: make(chan struct{})}
+	w.untrack = s.Track(w)
+	go func() {
+		defer close(w.out)
+		defer w.untrack()
+		defer in.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case ev, ok := <-in.ResultChan():
+				if !ok {
+					return
+				}
+				switch ev.Type {
+				case watch.Added, watch.Modified, watch.Deleted:
+					if !keep(ev.Object) {
+						s.Ignored(ev.Object)
+						continue
+					}
+				}
+				select {
+				case w.out <- ev:
+				case <-w.stop:
+					return
+				}
+			}
+		}
+	}()
+	return w
+}
+
+func (w *shardWatch) Stop()                          { w.once.Do(func() { close(w.stop) }) }
+func (w *shardWatch) ResultChan() <-chan watch.Event { return w.out }
