@@ -81,10 +81,10 @@ type Factory interface {
 // the option type built on it match client-go's, so that
 // SharedInformerOption has the very same signature.
 type sharedInformerFactory struct {
-	client           kubernetes.Interface
-	dynamicClient    dynamic.Interface
-	metadataClient   metadata.Interface
-	namespace        string
+	client         kubernetes.Interface
+	dynamicClient  dynamic.Interface
+	metadataClient metadata.Interface
+	namespace      string
 	// namespaceSet records that WithNamespace was given, which
 	// WithNamespaces excludes.
 	namespaceSet bool
@@ -97,10 +97,10 @@ type sharedInformerFactory struct {
 	shard               *shardSource
 	membership          *sharding.Membership
 	followingMembership bool
-	tweakListOptions internalinterfaces.TweakListOptionsFunc
-	defaultResync    time.Duration
-	customResync     map[reflect.Type]time.Duration
-	transform        cache.TransformFunc
+	tweakListOptions    internalinterfaces.TweakListOptionsFunc
+	defaultResync       time.Duration
+	customResync        map[reflect.Type]time.Duration
+	transform           cache.TransformFunc
 	// leanTransform runs after transform; see WithLeanMemory.
 	leanTransform cache.TransformFunc
 	informerName  *cache.InformerName

@@ -273,4 +273,3 @@ func andSelectors(a, b string) string {
 	}
 	return a + "," + b
 }
-

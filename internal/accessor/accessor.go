@@ -130,7 +130,9 @@ func (k *Kind[T, L]) Init(factory internalinterfaces.SharedInformerFactory, gvr 
 	k.factory, k.newLister = factory, newLister
 	k.req = Request{Example: example, Resource: gvr, Namespace: namespace, Tweak: tweak, Requests: requests}
 	k.req.NewInformer = k.defaultInformer
-	k.req.Typed = func(i cache.SharedIndexInformer) cache.SharedIndexInformer { return cache.NewTypedSharedIndexInformer[T](i) }
+	k.req.Typed = func(i cache.SharedIndexInformer) cache.SharedIndexInformer {
+		return cache.NewTypedSharedIndexInformer[T](i)
+	}
 }
 
 // Informer returns the factory's shared informer for the kind.
