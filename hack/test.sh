@@ -192,5 +192,6 @@ step "API parity with client-go (hack/apiparity)" bash -c 'cd hack && go run ./a
 # ----------------------------------------------------------------------------
 
 finish_background
+step "bench-scale smoke: N=300, every variant syncs N Pods, lean caches smaller (hack/bench-scale.sh -smoke)" hack/bench-scale.sh -smoke
 step "e2e against kube-apiserver and etcd (test/e2e/run.sh)" test/e2e/run.sh
 exit "$failed"
