@@ -145,7 +145,12 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 		c := cfg
 		c.Namespace, c.Tweak = namespace, s.tweak
 		c.Shard = f.sharderFor(e, s)
-		c.Observe = func(_ string, err error) { e.health.observe(namespace, err) }
+		// Errors name the namespace only where there are several.
+		source := ""
+		if len(s.namespaces) > 1 {
+			source = namespace
+		}
+		c.Observe = func(_ string, err error) { e.health.observe(source, err) }
 		opts := cache.SharedIndexInformerOptions{
 			ResyncPeriod:      s.resync,
 			Indexers:          maps.Clone(s.indexers),
@@ -157,7 +162,7 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 			opts.Identifier = f.informerName.WithResource(e.id.Resource)
 		}
 		informer := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(listwatch.New(c), client), example, opts)
-		f.watchErrors(e, informer, namespace)
+		f.watchErrors(e, informer, source)
 		return informer
 	}
 	if len(s.namespaces) == 1 {
