@@ -58,7 +58,6 @@ type result struct {
 	HeapBytes uint64  `json:"heapBytes"` // HeapInuse after GC, minus the same before the informer
 	HeapAlloc uint64  `json:"heapAlloc"` // live bytes after GC, minus the same before
 	BytesRead int64   `json:"bytesRead"` // response bytes read from the API server up to sync
-	Note      string  `json:"note,omitempty"`
 	Err       string  `json:"error,omitempty"`
 }
 
@@ -181,7 +180,6 @@ func measure(res *result) error {
 	inuse1, alloc1 := heapAfterGC()
 	res.HeapBytes = sub(inuse1, inuse0)
 	res.HeapAlloc = sub(alloc1, alloc0)
-	res.Note = run.note
 	if profile != "" {
 		if err := writeHeapProfile(profile + ".heap.pprof"); err != nil {
 			return err

@@ -39,7 +39,6 @@ import (
 type running struct {
 	count func() int
 	keep  any
-	note  string
 }
 
 type variant struct {
@@ -112,7 +111,7 @@ func waitSynced(ctx context.Context, hasSynced func() bool) bool {
 
 func waitInformer(ctx context.Context, inf toolscache.SharedIndexInformer) (*running, error) {
 	if !waitSynced(ctx, inf.HasSynced) {
-		return nil, fmt.Errorf("not synced: %w (last sync: %d objects cached)", context.Cause(ctx), len(inf.GetStore().ListKeys()))
+		return nil, fmt.Errorf("not synced: %w (%d objects cached at the deadline)", context.Cause(ctx), len(inf.GetStore().ListKeys()))
 	}
 	return &running{count: func() int { return len(inf.GetStore().ListKeys()) }, keep: inf}, nil
 }
