@@ -322,6 +322,27 @@ func TestReliabilityFaults(t *testing.T) {
 	f := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(icfg), 0, informers.WithNamespace(c.ns))
 	defer f.Shutdown()
 	kinds := relKinds(f, c.ns)
+	// A second factory watches configmaps of two other namespaces through
+	// one several-namespace informer (WithNamespaces): writers churn one
+	// of them, the other holds a few objects that must stay put.
+	nsMulti, nsStatic := c.newNamespace("rel-multi"), c.newNamespace("rel-static")
+	for i := range 5 {
+		mkCM(t, c, nsStatic, fmt.Sprintf("static-%d", i), nil)
+	}
+	fm, err := informers.New(kubernetes.NewForConfigOrDie(icfg), 0, informers.WithNamespaces(nsMulti, nsStatic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fm.Shutdown()
+	multi := multiNamespaceKind(fm, nsMulti)
+	kinds = append(kinds, multi)
+	multiInf := fm.Core().V1().ConfigMaps().Informer()
+	if _, err := multiInf.AddEventHandler(cache.FilteringResourceEventHandler{
+		FilterFunc: func(obj any) bool { k, _ := key(obj); return strings.HasPrefix(k, nsMulti+"/") },
+		Handler:    multi.view.handler(),
+	}); err != nil {
+		t.Fatal(err)
+	}
 	cmInf, secInf := f.Core().V1().ConfigMaps().Informer(), f.Core().V1().Secrets().Informer()
 	if _, err := cmInf.AddEventHandler(kinds[0].view.handler()); err != nil {
 		t.Fatal(err)
@@ -332,6 +353,7 @@ func TestReliabilityFaults(t *testing.T) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
 	syncFactory(t, ctx, f)
+	syncFactory(t, ctx, fm)
 
 	// Writers use their own client (own connections), not the informers'.
 	wclient := kubernetes.NewForConfigOrDie(env.AdminConfig())
@@ -496,6 +518,16 @@ func TestReliabilityFaults(t *testing.T) {
 	ch.stop.Store(true)
 	ch.wg.Wait()
 
+	// The namespace nobody wrote to kept exactly its objects through every
+	// fault, next to the churned one in the same informer.
+	statics, err := fm.Core().V1().ConfigMaps().Lister().ConfigMaps(nsStatic).List(labels.Everything())
+	if err != nil || len(statics) != 5 {
+		t.Errorf("several-namespace informer: %d configmaps cached in %s after the faults (%v), want its 5", len(statics), nsStatic, err)
+	}
+	if all, _ := fm.Core().V1().ConfigMaps().Lister().List(labels.Everything()); len(all) != len(statics)+len(multi.cached()) {
+		t.Errorf("several-namespace informer caches %d configmaps, want %d (%s) + %d (%s)", len(all), len(multi.cached()), nsMulti, len(statics), nsStatic)
+	}
+
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%-30s %5s %9s %7s %7s %9s %5s %5s %10s\n", "fault", "count", "mutations", "failed", "relists", "DFSU-dels", "lost", "stale", "worst-conv")
 	for _, r := range rows {
@@ -514,5 +546,39 @@ func TestReliabilityFaults(t *testing.T) {
 		if r.fault == "etcd compaction + watch drop" && r.cmRelists < r.count {
 			t.Errorf("compaction: configmap informer relisted %d times for %d compactions; expected the 410 to force a relist each time", r.cmRelists, r.count)
 		}
+	}
+}
+
+// multiNamespaceKind is configmaps in ns, written there and read through a
+// several-namespace informer of f (whatever namespace churn passes).
+func multiNamespaceKind(f informers.SharedInformerFactory, ns string) *relKind {
+	cms := f.Core().V1().ConfigMaps().Lister().ConfigMaps(ns)
+	return &relKind{
+		name: "configmaps (2 namespaces)",
+		path: "/api/v1/namespaces/" + ns + "/configmaps",
+		create: func(ctx context.Context, c kubernetes.Interface, _, n string) error {
+			_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n}, Data: map[string]string{"i": "0"}}, metav1.CreateOptions{})
+			return err
+		},
+		patch: func(ctx context.Context, c kubernetes.Interface, _, n string, i int) error {
+			_, err := c.CoreV1().ConfigMaps(ns).Patch(ctx, n, types.MergePatchType, fmt.Appendf(nil, `{"data":{"i":"%d"}}`, i), metav1.PatchOptions{})
+			return err
+		},
+		delete: func(ctx context.Context, c kubernetes.Interface, _, n string) error {
+			return c.CoreV1().ConfigMaps(ns).Delete(ctx, n, metav1.DeleteOptions{})
+		},
+		server: func(ctx context.Context, c kubernetes.Interface, _ string) (map[string]string, error) {
+			return serverConfigMaps(ctx, c, ns)
+		},
+		cached: func() map[string]string {
+			l, _ := cms.List(labels.Everything())
+			out := make(map[string]string, len(l))
+			for _, o := range l {
+				out[o.Name] = o.ResourceVersion
+			}
+			return out
+		},
+		view:    newHandlerView(),
+		deleted: map[string]bool{},
 	}
 }
