@@ -187,7 +187,7 @@ func TestLeanListerMatchesFull(t *testing.T) {
 	client := fake.NewClientset(objs...)
 
 	full := syncedPodLister(t, ctx, client)
-	lean := syncedPodLister(t, ctx, client, WithLeanMemory())
+	lean := syncedPodLister(t, ctx, client, WithLeanMemory(LeanIntern()))
 	dropped := syncedPodLister(t, ctx, client, WithLeanMemory(LeanDropLastApplied()))
 
 	if got, want := len(lean.List()), len(objs); got != want || len(full.List()) != want || len(dropped.List()) != want {
