@@ -349,7 +349,7 @@ func (l *leaner) objectMeta(m *metav1.ObjectMeta) {
 		f.FieldsType = l.str(f.FieldsType)
 		f.Subresource = l.str(f.Subresource)
 		if f.FieldsV1 != nil && !l.cfg.noShare {
-			f.FieldsV1 = l.fieldsV1.get(f.FieldsV1.Raw, f.FieldsV1, identity)
+			f.FieldsV1 = l.fieldsV1.get(f.FieldsV1.GetRawBytes(), f.FieldsV1, identity)
 		}
 	}
 }

@@ -66,7 +66,7 @@ func leanTestPod(rs, i int) *corev1.Pod {
 			Finalizers: []string{s("example.com/guard")},
 			ManagedFields: []metav1.ManagedFieldsEntry{{
 				Manager: s("bench"), Operation: metav1.ManagedFieldsOperationApply, APIVersion: s("v1"),
-				FieldsType: s("FieldsV1"), FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)},
+				FieldsType: s("FieldsV1"), FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{}}`),
 			}},
 		},
 		Spec: corev1.PodSpec{

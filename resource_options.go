@@ -152,7 +152,7 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 	}
 	if o.Namespaces != nil {
 		if err := checkNamespaces(o.Namespaces); err != nil {
-			errs = append(errs, fmt.Errorf("Namespaces: %w", err))
+			errs = append(errs, fmt.Errorf("namespaces: %w", err))
 		}
 	}
 	if _, err := labels.Parse(o.LabelSelector); err != nil {
@@ -163,20 +163,20 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 	}
 	if o.Shard != nil {
 		if o.Shard.String() == "" {
-			errs = append(errs, errors.New("Shard: the zero sharding.Selector selects nothing; build one with sharding.ForShard or sharding.NewSelector"))
+			errs = append(errs, errors.New("shard: the zero sharding.Selector selects nothing; build one with sharding.ForShard or sharding.NewSelector"))
 		} else if o.Shard.Field() == sharding.FieldNamespace && isBuiltIn(resource) && !IsNamespaced(resource) {
-			errs = append(errs, fmt.Errorf("Shard %s: a cluster-scoped resource cannot be sharded by namespace", o.Shard))
+			errs = append(errs, fmt.Errorf("shard %s: a cluster-scoped resource cannot be sharded by namespace", o.Shard))
 		}
 	}
 	if o.ResyncPeriod < 0 {
 		errs = append(errs, fmt.Errorf("ResyncPeriod %v is negative", o.ResyncPeriod))
 	}
 	if _, ok := o.Indexers[cache.NamespaceIndex]; ok {
-		errs = append(errs, fmt.Errorf("Indexers: %q is the namespace index every informer already has", cache.NamespaceIndex))
+		errs = append(errs, fmt.Errorf("indexers: %q is the namespace index every informer already has", cache.NamespaceIndex))
 	}
 	for name, fn := range o.Indexers {
 		if fn == nil {
-			errs = append(errs, fmt.Errorf("Indexers: the index function %q is nil", name))
+			errs = append(errs, fmt.Errorf("indexers: the index function %q is nil", name))
 		}
 	}
 	return errs

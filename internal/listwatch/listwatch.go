@@ -175,16 +175,9 @@ func New(cfg Config) *cache.ListWatch {
 		}
 		return newShardWatch(w, keep, cfg.Shard), nil
 	}
-	return &cache.ListWatch{
-		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
-			return list(context.Background(), opts)
-		},
-		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
-			return watchFunc(context.Background(), opts)
-		},
-		ListWithContextFunc:  list,
-		WatchFuncWithContext: watchFunc,
-	}
+	// Only the context forms: cache.ListWatch's List and Watch fall back
+	// to them with context.Background().
+	return &cache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchFunc}
 }
 
 // filterList drops the items of a list response that are outside the

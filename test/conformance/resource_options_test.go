@@ -44,7 +44,6 @@ import (
 
 var (
 	configMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	secretsGVR    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	nodesGVR      = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 )
 
