@@ -72,6 +72,9 @@ table() {
 	rm -rf "$logs"
 }
 trap table EXIT
+# Killed or interrupted: exit non-zero, so that the table says FAILED.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # step NAME CMD...: run CMD in the foreground; stop the suite if it fails,
 # unless TEST_KEEP_GOING=1 (then every step runs and the suite fails at the
