@@ -15,7 +15,6 @@
 # is the machine-readable summary for the largest N.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-export PATH="$(go env GOROOT 2>/dev/null || echo /usr/local/go)/bin:$PATH"
 export E2E_BIN_DIR="${E2E_BIN_DIR:-$root/.cache/testenv/bin}"
 
 # Check the flags before building anything, so a typo fails fast.
