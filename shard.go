@@ -190,9 +190,10 @@ func (es *entrySharder) Current() (uint64, func(*metav1.ListOptions), func(runti
 	defer es.source.mu.Unlock()
 	sel := es.source.sel
 	if sel == nil {
-		// Owning nothing: ask for everything, keep nothing. An empty
-		// shard selector would select every object, not none.
-		return es.source.gen, func(*metav1.ListOptions) {}, func(runtime.Object) bool { return false }
+		// Owning nothing: ask for everything, keep nothing (a nil keep),
+		// report nothing. An empty shard selector would select every
+		// object, not none.
+		return es.source.gen, func(*metav1.ListOptions) {}, nil
 	}
 	s := *sel
 	return es.source.gen, s.TweakListOptions, func(obj runtime.Object) bool { return s.Matches(obj) }

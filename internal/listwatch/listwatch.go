@@ -92,7 +92,9 @@ type Config struct {
 type Sharder interface {
 	// Current returns the shard in force and its generation, which
 	// changes whenever the shard does. keep reports whether an object
-	// belongs to it; tweak sets the request's shard selector.
+	// belongs to it; tweak sets the request's shard selector. A nil keep
+	// means the shard is empty: nothing is kept, and nothing received is
+	// reported as ignored (no selector was sent).
 	Current() (gen uint64, tweak func(*metav1.ListOptions), keep func(runtime.Object) bool)
 	// Track registers a running watch, which the sharder stops when the
 	// shard changes; the returned function unregisters it.
@@ -129,16 +131,18 @@ func New(cfg Config) *cache.ListWatch {
 			return nil, err
 		}
 		var keep func(runtime.Object) bool
+		var sharder Sharder
 		if cfg.Shard != nil {
 			var gen uint64
 			var tweak func(*metav1.ListOptions)
 			gen, tweak, keep = cfg.Shard.Current()
+			keep, sharder = orNothing(keep, cfg.Shard)
 			tweak(&opts)
 			listed.Store(gen)
 		}
 		obj, err := r.List(ctx, opts)
 		if err == nil && keep != nil {
-			err = filterList(obj, keep, cfg.Shard)
+			err = filterList(obj, keep, sharder)
 		}
 		observe("list", err)
 		return obj, err
@@ -150,10 +154,12 @@ func New(cfg Config) *cache.ListWatch {
 			return nil, err
 		}
 		var keep func(runtime.Object) bool
+		var sharder Sharder
+		var gen uint64
 		if cfg.Shard != nil {
-			var gen uint64
 			var tweak func(*metav1.ListOptions)
 			gen, tweak, keep = cfg.Shard.Current()
+			keep, sharder = orNothing(keep, cfg.Shard)
 			// A watch-list stream (sendInitialEvents) starts from
 			// scratch, like a list; any other watch resumes.
 			initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
@@ -173,12 +179,33 @@ func New(cfg Config) *cache.ListWatch {
 		if err != nil || keep == nil {
 			return w, err
 		}
-		return newShardWatch(w, keep, cfg.Shard), nil
+		sw := newShardWatch(w, keep, sharder)
+		if g, _, _ := cfg.Shard.Current(); g != gen {
+			// The shard changed between Current and Track: the sharder
+			// stopped the watches it knew of, but not this one.
+			sw.Stop()
+		}
+		return sw, nil
 	}
 	// Only the context forms: cache.ListWatch's List and Watch fall back
 	// to them with context.Background().
 	return &cache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchFunc}
 }
+
+// orNothing substitutes, for an empty shard (nil keep), a filter that keeps
+// nothing and a sharder that reports nothing.
+func orNothing(keep func(runtime.Object) bool, s Sharder) (func(runtime.Object) bool, Sharder) {
+	if keep != nil {
+		return keep, s
+	}
+	return func(runtime.Object) bool { return false }, silentSharder{s}
+}
+
+// silentSharder is a Sharder whose Ignored does nothing: without a
+// selector sent, every object outside the (empty) shard is expected.
+type silentSharder struct{ Sharder }
+
+func (silentSharder) Ignored(runtime.Object) {}
 
 // filterList drops the items of a list response that are outside the
 // shard, reporting them as ignored by the server.

@@ -668,3 +668,60 @@ func TestShardedFactoryMembershipChurn(t *testing.T) {
 		t.Errorf("replica-a saw no DeletedFinalStateUnknown although its range shrank when replica-d joined")
 	}
 }
+
+// TestShardedFactoryMembershipConcurrentStart: three replicas whose
+// memberships and factories start at once, as examples/sharded does, so the
+// assignment changes while the first lists and watches are under way. The
+// caches still converge to an exact partition, and no replica reports an
+// ignored selector: the server has the gate.
+func TestShardedFactoryMembershipConcurrentStart(t *testing.T) {
+	c := setup(t)
+	createShardConfigMaps(t, c.ctx, c.client, c.ns, "cm", 300, 4)
+	var mu sync.Mutex
+	var reps []*membershipReplica
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			r := startMembershipReplica(t, c, fmt.Sprintf("replica-%d", i))
+			mu.Lock()
+			reps = append(reps, r)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(reps) != 3 {
+		t.FailNow()
+	}
+	var lost, double int
+	ok := eventually(20*time.Second, 100*time.Millisecond, func() bool {
+		list, err := c.client.CoreV1().ConfigMaps(c.ns).List(c.ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		lost, double = 0, 0
+		for _, cm := range list.Items {
+			owners := 0
+			for _, r := range reps {
+				if _, ok, _ := r.inf.GetStore().GetByKey(cm.Namespace + "/" + cm.Name); ok {
+					owners++
+				}
+			}
+			switch {
+			case owners == 0:
+				lost++
+			case owners > 1:
+				double++
+			}
+		}
+		return lost == 0 && double == 0
+	})
+	for _, r := range reps {
+		t.Logf("%s: ranges %v, caches %d, notices %q", r.id, r.m.Ranges(), len(r.inf.GetStore().ListKeys()), r.factory.Notices())
+		if n := r.factory.Notices(); len(n) != 0 {
+			t.Errorf("%s: notices with the gate on: %q", r.id, n)
+		}
+	}
+	if !ok {
+		t.Fatalf("no exact partition after 20s: %d objects in no replica, %d in several", lost, double)
+	}
+}
