@@ -132,13 +132,13 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	ids, err := identities(o)
+	if err != nil {
+		return err
+	}
 	cfg, err := restConfig(o.kubeconfig)
 	if err != nil {
 		fs.Usage()
-		return err
-	}
-	ids, err := identities(o)
-	if err != nil {
 		return err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
