@@ -211,8 +211,11 @@ func identities(o options) ([]string, error) {
 		return []string{id}, nil
 	}
 	host, err := os.Hostname()
-	if err != nil || host == "" {
-		return nil, fmt.Errorf("no identity: pass -identity or set $POD_NAME (host name: %v)", err)
+	if err != nil {
+		return nil, fmt.Errorf("no identity: pass -identity or set $POD_NAME: %w", err)
+	}
+	if host == "" {
+		return nil, errors.New("no identity: pass -identity or set $POD_NAME (the host name is empty)")
 	}
 	return []string{host}, nil
 }

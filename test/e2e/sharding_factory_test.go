@@ -117,7 +117,8 @@ var eventPrefixes = [][]byte{[]byte(`{"type":"ADDED"`), []byte(`{"type":"MODIFIE
 func (e *eventCounter) Read(p []byte) (int, error) {
 	n, err := e.ReadCloser.Read(p)
 	if n > 0 {
-		buf := append(e.tail, p[:n]...)
+		buf := append([]byte(nil), e.tail...)
+		buf = append(buf, p[:n]...)
 		for _, pre := range eventPrefixes {
 			e.count(bytes.Count(buf, pre))
 		}
