@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
@@ -195,32 +196,7 @@ func relKinds(f informers.SharedInformerFactory, ns string) []*relKind {
 	cms := f.Core().V1().ConfigMaps().Lister().ConfigMaps(ns)
 	secs := f.Core().V1().Secrets().Lister().Secrets(ns)
 	return []*relKind{
-		{
-			name: "configmaps (etcd watch)",
-			path: "/api/v1/namespaces/" + ns + "/configmaps",
-			create: func(ctx context.Context, c kubernetes.Interface, ns, n string) error {
-				_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n}, Data: map[string]string{"i": "0"}}, metav1.CreateOptions{})
-				return err
-			},
-			patch: func(ctx context.Context, c kubernetes.Interface, ns, n string, i int) error {
-				_, err := c.CoreV1().ConfigMaps(ns).Patch(ctx, n, types.MergePatchType, fmt.Appendf(nil, `{"data":{"i":"%d"}}`, i), metav1.PatchOptions{})
-				return err
-			},
-			delete: func(ctx context.Context, c kubernetes.Interface, ns, n string) error {
-				return c.CoreV1().ConfigMaps(ns).Delete(ctx, n, metav1.DeleteOptions{})
-			},
-			server: serverConfigMaps,
-			cached: func() map[string]string {
-				l, _ := cms.List(labels.Everything())
-				out := make(map[string]string, len(l))
-				for _, o := range l {
-					out[o.Name] = o.ResourceVersion
-				}
-				return out
-			},
-			view:    newHandlerView(),
-			deleted: map[string]bool{},
-		},
+		configMapKind("configmaps (etcd watch)", ns, cms),
 		{
 			name: "secrets (watch cache)",
 			path: "/api/v1/namespaces/" + ns + "/secrets",
@@ -550,11 +526,16 @@ func TestReliabilityFaults(t *testing.T) {
 }
 
 // multiNamespaceKind is configmaps in ns, written there and read through a
-// several-namespace informer of f (whatever namespace churn passes).
+// several-namespace informer of f.
 func multiNamespaceKind(f informers.SharedInformerFactory, ns string) *relKind {
-	cms := f.Core().V1().ConfigMaps().Lister().ConfigMaps(ns)
+	return configMapKind("configmaps (2 namespaces)", ns, f.Core().V1().ConfigMaps().Lister().ConfigMaps(ns))
+}
+
+// configMapKind is configmaps in ns (whatever namespace churn passes),
+// read through cms.
+func configMapKind(name, ns string, cms corev1listers.ConfigMapNamespaceLister) *relKind {
 	return &relKind{
-		name: "configmaps (2 namespaces)",
+		name: name,
 		path: "/api/v1/namespaces/" + ns + "/configmaps",
 		create: func(ctx context.Context, c kubernetes.Interface, _, n string) error {
 			_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n}, Data: map[string]string{"i": "0"}}, metav1.CreateOptions{})
