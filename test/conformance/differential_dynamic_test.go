@@ -83,12 +83,16 @@ func TestDifferentialDynamicAndMetadata(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer ours.Shutdown()
-			defer cancel()
 			upD := dynamicinformer.NewFilteredDynamicSharedInformerFactory(upDyn, 0, tc.namespace, dynamicinformer.TweakListOptionsFunc(tc.tweak))
 			upM := metadatainformer.NewFilteredSharedInformerFactory(upMeta, 0, tc.namespace, metadatainformer.TweakListOptionsFunc(tc.tweak))
-			defer upD.Shutdown()
-			defer upM.Shutdown()
+			// Shutdown waits for the informers to stop, so cancel first:
+			// otherwise each Shutdown waits for syncCtx's deadline.
+			defer func() {
+				cancel()
+				ours.Shutdown()
+				upD.Shutdown()
+				upM.Shutdown()
+			}()
 
 			ourW, err := ours.ForResource(widgetsGVR)
 			if err != nil {

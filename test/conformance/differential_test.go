@@ -91,6 +91,17 @@ func hasWatch(c *fake.Clientset) bool {
 	return slices.ContainsFunc(c.Actions(), func(a clienttesting.Action) bool { return a.GetVerb() == "watch" })
 }
 
+// watches counts the watch requests seen so far.
+func watches(c *fake.Clientset) int {
+	n := 0
+	for _, a := range c.Actions() {
+		if a.GetVerb() == "watch" {
+			n++
+		}
+	}
+	return n
+}
+
 // actions renders the recorded requests with everything that reaches the
 // server: verb, resource, namespace and the list restrictions.
 func actions(c *fake.Clientset) []string {

@@ -412,15 +412,19 @@ func TestDifferentialPerResourceOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ours.Shutdown()
-	defer cancel()
 	upPodsClient, upCMClient := fake.NewClientset(objs()...), fake.NewClientset(objs()...)
 	upPods := upstream.NewSharedInformerFactoryWithOptions(upPodsClient, 0, upstream.WithNamespace("a"),
 		upstream.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }))
 	upCMs := upstream.NewSharedInformerFactoryWithOptions(upCMClient, 0,
 		upstream.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.namespace=b" }))
-	defer upPods.Shutdown()
-	defer upCMs.Shutdown()
+	// Shutdown waits for the informers to stop, so cancel first: otherwise
+	// each Shutdown waits for syncCtx's deadline.
+	defer func() {
+		cancel()
+		ours.Shutdown()
+		upPods.Shutdown()
+		upCMs.Shutdown()
+	}()
 
 	oursP, oursC := ours.Core().V1().Pods().Informer(), ours.Core().V1().ConfigMaps().Informer()
 	upP, upC := upPods.Core().V1().Pods().Informer(), upCMs.Core().V1().ConfigMaps().Informer()
@@ -430,7 +434,10 @@ func TestDifferentialPerResourceOptions(t *testing.T) {
 	mustSync(t, ctx, ours)
 	upPods.WaitForCacheSync(ctx.Done())
 	upCMs.WaitForCacheSync(ctx.Done())
-	waitFor(t, ctx, func() bool { return hasWatch(oursClient) && hasWatch(upPodsClient) && hasWatch(upCMClient) })
+	// Every informer has listed and started its watch: ours has two.
+	waitFor(t, ctx, func() bool {
+		return watches(oursClient) == 2 && watches(upPodsClient) == 1 && watches(upCMClient) == 1
+	})
 
 	only := func(c *fake.Clientset, resource string) []string {
 		var out []string
