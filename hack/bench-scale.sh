@@ -2,17 +2,24 @@
 # Memory and time to sync of Pod informers at scale, against a real
 # kube-apiserver v1.37.2 and etcd (built by hack/testenv/build.sh when
 # missing): client-go, this library (default, lean, metadata-only),
-# controller-runtime and a bare LIST, each measured in a fresh process.
+# controller-runtime and a bare LIST, each measured in a fresh process; or,
+# with -shards, the replicas of a statically sharded informer.
 #
 #   hack/bench-scale.sh                      # N=1000,10000,30000, every variant, 3 runs;
 #                                            # updates BENCHMARKS.md and bench/scale/results/
 #   hack/bench-scale.sh -n 1000 -variants upstream,ours-lean -repeats 3 -write=false
 #   hack/bench-scale.sh -profile /tmp/prof   # pprof CPU and heap profiles per variant
-#   hack/bench-scale.sh -smoke               # CI: N=300, every variant once; checks that each
-#                                            # synced N Pods and the lean caches are smaller
+#   hack/bench-scale.sh -shards 1,2,4,8      # shard benchmark instead: N=10000 (-n), per-replica heap
+#                                            # and sync of WithShard(i, S), each replica in its own
+#                                            # process; updates only its own section of BENCHMARKS.md
+#                                            # and bench/scale/results/shards.json, shards-heap.svg
+#   hack/bench-scale.sh -smoke               # CI: N=300, every variant once, then 2 shards; checks
+#                                            # that each synced N Pods, the lean caches are smaller
+#                                            # and the 2 shards are disjoint and cover the N Pods
 #
 # Flags are those of bench/scale (run with -h). The last line of the output
-# is the machine-readable summary for the largest N.
+# is the machine-readable summary for the largest N (with -shards: per shard
+# count, the heap per replica against the unsharded one).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export E2E_BIN_DIR="${E2E_BIN_DIR:-$root/.cache/testenv/bin}"

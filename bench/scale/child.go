@@ -27,11 +27,14 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	informers "github.com/kubeinformers/informers"
 )
 
 // The parent hands the child its job through the environment, so that the
@@ -44,21 +47,30 @@ const (
 	envCAFile   = "BENCH_SCALE_CA_FILE"
 	envDeadline = "BENCH_SCALE_DEADLINE"
 	envProfile  = "BENCH_SCALE_PROFILE" // file prefix, empty for none
+	// envShard is "index/count" for a replica of the shard benchmark.
+	envShard = "BENCH_SCALE_SHARD"
+	// envKeysFile, if set, is where the child writes the namespace/name of
+	// every object it holds, one a line, after the measurement: the parent
+	// checks that the replicas' caches are disjoint and cover every Pod.
+	envKeysFile = "BENCH_SCALE_KEYS_FILE"
 )
 
 func childVariant() string { return os.Getenv(envVariant) }
 
 // result is what a child reports, as one JSON line on stdout.
 type result struct {
-	Variant   string  `json:"variant"`
-	N         int     `json:"n"`
-	Objects   int     `json:"objects"`
-	SyncSec   float64 `json:"syncSec"`
-	CPUSec    float64 `json:"cpuSec"`
-	HeapBytes uint64  `json:"heapBytes"` // HeapInuse after GC, minus the same before the informer
-	HeapAlloc uint64  `json:"heapAlloc"` // live bytes after GC, minus the same before
-	BytesRead int64   `json:"bytesRead"` // response bytes read from the API server up to sync
-	Err       string  `json:"error,omitempty"`
+	Variant     string  `json:"variant"`
+	N           int     `json:"n"`
+	Shard       int     `json:"shard,omitempty"`  // replica index, with Shards
+	Shards      int     `json:"shards,omitempty"` // shard count; 0 for no shard option
+	Objects     int     `json:"objects"`
+	SyncSec     float64 `json:"syncSec"`
+	CPUSec      float64 `json:"cpuSec"`
+	HeapBytes   uint64  `json:"heapBytes"`   // HeapInuse after GC, minus the same before the informer
+	HeapAlloc   uint64  `json:"heapAlloc"`   // live bytes after GC, minus the same before
+	HeapProcess uint64  `json:"heapProcess"` // HeapInuse after GC of the whole process
+	BytesRead   int64   `json:"bytesRead"`   // response bytes read from the API server up to sync
+	Err         string  `json:"error,omitempty"`
 }
 
 // countingTransport counts the response body bytes the client reads (after
@@ -130,9 +142,9 @@ func measure(res *result) error {
 	if err != nil {
 		return fmt.Errorf("child: %s: %w", envDeadline, err)
 	}
-	v, ok := variantByName(res.Variant)
-	if !ok {
-		return fmt.Errorf("child: unknown variant %q", res.Variant)
+	run, err := childRunner(res)
+	if err != nil {
+		return err
 	}
 	var read atomic.Int64
 	cfg := &rest.Config{
@@ -164,7 +176,7 @@ func measure(res *result) error {
 		}
 	}
 	cpu0, start := cpuTime(), time.Now()
-	run, err := v.run(ctx, cfg)
+	r, err := run(ctx, cfg)
 	if err != nil {
 		if profile != "" {
 			pprof.StopCPUProfile()
@@ -180,18 +192,63 @@ func measure(res *result) error {
 	inuse1, alloc1 := heapAfterGC()
 	res.HeapBytes = sub(inuse1, inuse0)
 	res.HeapAlloc = sub(alloc1, alloc0)
+	res.HeapProcess = inuse1
 	if profile != "" {
 		if err := writeHeapProfile(profile + ".heap.pprof"); err != nil {
 			return err
 		}
 	}
 	// Count last: listing may allocate, and must not count as cache.
-	res.Objects = run.count()
-	runtime.KeepAlive(run)
-	if res.Objects != n {
+	res.Objects = r.count()
+	if res.Shards == 0 && res.Objects != n {
 		return fmt.Errorf("%s: synced %d Pods, want %d", res.Variant, res.Objects, n)
 	}
+	if res.Shards > 0 {
+		// A replica's share is only known to the parent, which checks the
+		// sum; here: the factory saw no object outside its shard, that is
+		// the server applied the selector.
+		if r.notices == nil {
+			return fmt.Errorf("%s: has no factory notices to check", res.Variant)
+		}
+		if notices := r.notices(); len(notices) > 0 {
+			return fmt.Errorf("%s %d/%d: the server did not filter: %s", res.Variant, res.Shard, res.Shards, strings.Join(notices, "; "))
+		}
+	}
+	if path := os.Getenv(envKeysFile); path != "" {
+		if r.keys == nil {
+			return fmt.Errorf("%s: cannot list the keys of its objects", res.Variant)
+		}
+		if err := os.WriteFile(path, []byte(strings.Join(r.keys(), "\n")+"\n"), 0o600); err != nil {
+			return err
+		}
+	}
+	runtime.KeepAlive(r)
 	return nil
+}
+
+// childRunner returns what builds the child's informer: a variant, or for
+// the shard benchmark this library with WithShard(index, count).
+func childRunner(res *result) (func(context.Context, *rest.Config) (*running, error), error) {
+	if spec := os.Getenv(envShard); spec != "" {
+		if res.Variant != shardVariant {
+			return nil, fmt.Errorf("child: %s is set for variant %q", envShard, res.Variant)
+		}
+		i, s, ok := strings.Cut(spec, "/")
+		index, err1 := strconv.Atoi(i)
+		count, err2 := strconv.Atoi(s)
+		if !ok || err1 != nil || err2 != nil || count < 1 || index < 0 || index >= count {
+			return nil, fmt.Errorf("child: %s=%q is not index/count", envShard, spec)
+		}
+		res.Shard, res.Shards = index, count
+		return func(ctx context.Context, cfg *rest.Config) (*running, error) {
+			return runOurs(ctx, cfg, informers.WithShard(index, count))
+		}, nil
+	}
+	v, ok := variantByName(res.Variant)
+	if !ok {
+		return nil, fmt.Errorf("child: unknown variant %q", res.Variant)
+	}
+	return v.run, nil
 }
 
 func sub(a, b uint64) uint64 {

@@ -18,7 +18,9 @@ limitations under the License.
 // scale against a real kube-apiserver and etcd (test/e2e/testenv):
 // client-go's informers, this library's with and without the lean-memory
 // options, a metadata-only informer, controller-runtime's cache and a bare
-// LIST as the floor. Run it through hack/bench-scale.sh.
+// LIST as the floor. With -shards it measures instead the replicas of a
+// statically sharded informer (WithShard(i, S)) against the unsharded one
+// (shards.go). Run it through hack/bench-scale.sh.
 //
 // Each measurement runs in a fresh child process (this binary again, with
 // -child), so that one variant's heap never counts against another's.
@@ -46,6 +48,9 @@ const exitUsage = 2
 type config struct {
 	counts   []int
 	variants []string
+	// shards selects the shard benchmark (shards.go) instead of the
+	// variants: one run per shard count, at the one N of counts.
+	shards   []int
 	repeats  int
 	deadline time.Duration
 	profile  string
@@ -83,7 +88,8 @@ func parseFlags(args []string) (*config, error) {
 	repeats := fs.Int("repeats", 3, "measurements per variant and count, 1..50 (the median is reported)")
 	deadline := fs.Duration("deadline", 5*time.Minute, "time a variant may take to sync before it is reported as failed")
 	profile := fs.String("profile", "", "after the measured runs, run each variant once more with pprof CPU and heap profiles written into this directory")
-	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant; checks counts and that the lean cache is smaller; writes nothing")
+	shards := fs.String("shards", "", "comma-separated shard counts, each 1..64: run the shard benchmark instead of the variants (every replica of WithShard(i, S) in its own process, and the unsharded reference) at one N (default 10000); it writes its own section of BENCHMARKS.md")
+	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant, then 2 shards; checks counts, that the lean cache is smaller and that the shards are disjoint and cover N; writes nothing")
 	write := fs.Bool("write", true, "update BENCHMARKS.md and the plots (never with -smoke)")
 	root := fs.String("repo", "", "repository root (default: found from the working directory)")
 	if err := fs.Parse(args); err != nil {
@@ -99,8 +105,30 @@ func parseFlags(args []string) (*config, error) {
 		if set["n"] || set["repeats"] {
 			return nil, errors.New("-smoke sets -n 300 and -repeats 1 itself; do not combine them")
 		}
+		if set["shards"] {
+			return nil, errors.New("-smoke runs 2 shards itself; do not combine it with -shards")
+		}
 		*n = "300"
 		cfg.repeats = 1
+	}
+	if set["shards"] {
+		if set["variants"] || set["profile"] {
+			return nil, errors.New("-shards runs the shard benchmark only; do not combine it with -variants or -profile")
+		}
+		if !set["n"] {
+			*n = "10000"
+		}
+		for _, s := range strings.Split(*shards, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || v < 1 || v > 64 {
+				return nil, fmt.Errorf("-shards: %q is not a shard count in 1..64", s)
+			}
+			if slices.Contains(cfg.shards, v) {
+				return nil, fmt.Errorf("-shards: %d is given twice", v)
+			}
+			cfg.shards = append(cfg.shards, v)
+		}
+		slices.Sort(cfg.shards)
 	}
 	for _, s := range strings.Split(*n, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(s))
@@ -113,15 +141,21 @@ func parseFlags(args []string) (*config, error) {
 		cfg.counts = append(cfg.counts, v)
 	}
 	slices.Sort(cfg.counts)
+	if len(cfg.shards) > 0 && len(cfg.counts) != 1 {
+		return nil, fmt.Errorf("-shards: runs at one Pod count, got -n %s", *n)
+	}
 	if cfg.repeats < 1 || cfg.repeats > 50 {
 		return nil, fmt.Errorf("-repeats: %d is not in 1..50", cfg.repeats)
 	}
 	if cfg.deadline <= 0 {
 		return nil, fmt.Errorf("-deadline: %v is not positive", cfg.deadline)
 	}
-	if *variants == "" {
+	switch {
+	case len(cfg.shards) > 0:
+		// The shard benchmark runs its own two variants.
+	case *variants == "":
 		cfg.variants = allVariants()
-	} else {
+	default:
 		var names []string
 		for _, v := range strings.Split(*variants, ",") {
 			v = strings.TrimSpace(v)

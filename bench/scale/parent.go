@@ -90,7 +90,12 @@ func runParent(ctx context.Context, cfg *config) int {
 		return 1
 	}
 	logf("starting etcd and kube-apiserver (testenv, binaries in %s)", testenv.BinDir())
-	env, err := testenv.Start(testenv.Options{})
+	// Resolved here, as testenv would, so that the report can name them.
+	gates := os.Getenv("E2E_FEATURE_GATES")
+	if gates == "" {
+		gates = testenv.DefaultFeatureGates
+	}
+	env, err := testenv.Start(testenv.Options{FeatureGates: gates})
 	if err != nil {
 		logf("%v", err)
 		return 1
@@ -125,22 +130,20 @@ func runParent(ctx context.Context, cfg *config) int {
 		Variants: cfg.variants,
 		Results:  map[int]map[string]*summary{},
 	}
-	loaded := 0
+	h := &harness{self: self, env: env, caFile: caFile, cs: cs, deadline: cfg.deadline, gates: gates, logf: logf}
+	if len(cfg.shards) > 0 {
+		return runShardBench(ctx, h, cfg)
+	}
 	for _, n := range cfg.counts {
-		start := time.Now()
-		logf("loading Pods %d..%d with server-side apply", loaded, n)
-		if err := loadPods(ctx, cs, loaded, n, func(done int) { logf("  %d Pods loaded", done) }); err != nil {
+		if err := h.loadTo(ctx, n); err != nil {
 			logf("%v", err)
 			return 1
 		}
-		loaded = n
-		logf("loaded %d Pods in %.1fs", n, time.Since(start).Seconds())
 		if rep.Pod.JSON == 0 {
-			if rep.Pod, err = measurePod(ctx, cs); err != nil {
+			if rep.Pod, err = h.pod(ctx); err != nil {
 				logf("%v", err)
 				return 1
 			}
-			logf("a Pod: %d B JSON (managedFields %d B in %d entries), %d B protobuf", rep.Pod.JSON, rep.Pod.ManagedFieldsJSON, rep.Pod.ManagedFieldsEntries, rep.Pod.Proto)
 		}
 		byVariant := map[string]*summary{}
 		for _, v := range cfg.variants {
@@ -190,6 +193,17 @@ func runParent(ctx context.Context, cfg *config) int {
 	}
 
 	failed := checkAll(rep, cfg)
+	if cfg.smoke {
+		// Two shards at the smoke's N: the replicas hold disjoint sets that
+		// cover every Pod, and the server filtered.
+		srep := runShardSeries(ctx, h, cfg.counts[len(cfg.counts)-1], []int{2}, 1)
+		fmt.Println(shardTableText(srep))
+		if checkShardReport(srep) {
+			failed = true
+		} else {
+			logf("smoke: 2 shards of N=%d: disjoint, every Pod held once, server-side filtered: ok", srep.N)
+		}
+	}
 	if cfg.write {
 		if err := writeResults(cfg, rep); err != nil {
 			logf("writing results: %v", err)
@@ -217,8 +231,44 @@ func (s *summary) aggregate() {
 	s.Sync, s.CPU, s.HeapPerObj, s.BytesRead = newStat(sync), newStat(cpu), newStat(heap), newStat(read)
 }
 
-// runOne measures variant v at n in a fresh child process.
-func runOne(ctx context.Context, self string, env *testenv.Env, caFile, v string, n int, deadline time.Duration, profile string) result {
+// harness is the running server and what a child process needs to reach it.
+type harness struct {
+	self, caFile string
+	env          *testenv.Env
+	cs           kubernetes.Interface
+	deadline     time.Duration
+	gates        string // the server's --feature-gates
+	logf         func(format string, a ...any)
+	loaded       int
+}
+
+// loadTo loads Pods up to n (Pods are only ever added).
+func (h *harness) loadTo(ctx context.Context, n int) error {
+	if n <= h.loaded {
+		return nil
+	}
+	start := time.Now()
+	h.logf("loading Pods %d..%d with server-side apply", h.loaded, n)
+	if err := loadPods(ctx, h.cs, h.loaded, n, func(done int) { h.logf("  %d Pods loaded", done) }); err != nil {
+		return err
+	}
+	h.loaded = n
+	h.logf("loaded %d Pods in %.1fs", n, time.Since(start).Seconds())
+	return nil
+}
+
+// pod measures the size of a loaded Pod.
+func (h *harness) pod(ctx context.Context) (podSizes, error) {
+	p, err := measurePod(ctx, h.cs)
+	if err == nil {
+		h.logf("a Pod: %d B JSON (managedFields %d B in %d entries), %d B protobuf", p.JSON, p.ManagedFieldsJSON, p.ManagedFieldsEntries, p.Proto)
+	}
+	return p, err
+}
+
+// runOne measures variant v at n in a fresh child process; extraEnv
+// (KEY=value) adds to the child's job, such as the shard of a replica.
+func runOne(ctx context.Context, self string, env *testenv.Env, caFile, v string, n int, deadline time.Duration, profile string, extraEnv ...string) result {
 	cctx, cancel := context.WithTimeout(ctx, deadline+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, self)
@@ -231,6 +281,7 @@ func runOne(ctx context.Context, self string, env *testenv.Env, caFile, v string
 		envDeadline+"="+deadline.String(),
 		envProfile+"="+profile,
 	)
+	cmd.Env = append(cmd.Env, extraEnv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

@@ -39,11 +39,19 @@ const (
 	generatedBegin = "<!-- bench-scale:generated:begin -->"
 	generatedEnd   = "<!-- bench-scale:generated:end -->"
 
+	// The shard benchmark's section (shards.go).
+	shardsSectionBegin   = "<!-- bench-scale-shards:begin -->"
+	shardsSectionEnd     = "<!-- bench-scale-shards:end -->"
+	shardsGeneratedBegin = "<!-- bench-scale-shards:generated:begin -->"
+	shardsGeneratedEnd   = "<!-- bench-scale-shards:generated:end -->"
+
 	// Paths relative to the repository root.
 	resultsDir = "bench/scale/results"
 	heapPlot   = resultsDir + "/heap-per-object.svg"
 	syncPlot   = resultsDir + "/sync-time.svg"
 	resultsRaw = resultsDir + "/results.json"
+	shardsPlot = resultsDir + "/shards-heap.svg"
+	shardsRaw  = resultsDir + "/shards.json"
 )
 
 func kb(b float64) string { return fmt.Sprintf("%.2f KB", b/1000) }
@@ -103,24 +111,36 @@ func writeResults(cfg *config, rep *runReport) error {
 	if err := plotAgainstN(rep, filepath.Join(cfg.repoRoot, syncPlot), "Time to sync", "seconds", func(s *summary) float64 { return s.Sync.Median }); err != nil {
 		return err
 	}
-	return updateMarkdown(filepath.Join(cfg.repoRoot, "BENCHMARKS.md"), generatedSection(rep))
+	return updateMarkdown(filepath.Join(cfg.repoRoot, "BENCHMARKS.md"), variantsSection, generatedSection(rep))
 }
 
-// updateMarkdown replaces the generated part of the bench-scale section,
-// adding the section at the end if the file has none.
-func updateMarkdown(path, generated string) error {
+// section names one section of BENCHMARKS.md that the harness writes: the
+// variants' and the shard benchmark's each have their own markers, so a
+// run of one never touches the other's tables.
+type section struct {
+	begin, end, generatedBegin, generatedEnd, title string
+}
+
+var (
+	variantsSection = section{sectionBegin, sectionEnd, generatedBegin, generatedEnd, "Memory and time to sync at scale"}
+	shardsSection   = section{shardsSectionBegin, shardsSectionEnd, shardsGeneratedBegin, shardsGeneratedEnd, "Sharding: memory and time to sync per replica"}
+)
+
+// updateMarkdown replaces the generated part of section sec, adding the
+// section at the end if the file has none.
+func updateMarkdown(path string, sec section, generated string) error {
 	b, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	s := string(b)
-	block := generatedBegin + "\n" + generated + generatedEnd
-	if i, j := strings.Index(s, generatedBegin), strings.Index(s, generatedEnd); i >= 0 && j > i {
-		s = s[:i] + block + s[j+len(generatedEnd):]
-	} else if i, j := strings.Index(s, sectionBegin), strings.Index(s, sectionEnd); i >= 0 && j > i {
+	block := sec.generatedBegin + "\n" + generated + sec.generatedEnd
+	if i, j := strings.Index(s, sec.generatedBegin), strings.Index(s, sec.generatedEnd); i >= 0 && j > i {
+		s = s[:i] + block + s[j+len(sec.generatedEnd):]
+	} else if i, j := strings.Index(s, sec.begin), strings.Index(s, sec.end); i >= 0 && j > i {
 		s = s[:j] + block + "\n" + s[j:]
 	} else {
-		s = strings.TrimRight(s, "\n") + "\n\n" + sectionBegin + "\n## Memory and time to sync at scale\n\n" + block + "\n" + sectionEnd + "\n"
+		s = strings.TrimRight(s, "\n") + "\n\n" + sec.begin + "\n## " + sec.title + "\n\n" + block + "\n" + sec.end + "\n"
 	}
 	return os.WriteFile(path, []byte(s), 0o644)
 }

@@ -38,7 +38,12 @@ import (
 // until the child has measured the heap.
 type running struct {
 	count func() int
-	keep  any
+	// keys lists the namespace/name of every object held; nil where the
+	// variant has no store to list.
+	keys func() []string
+	// notices are the factory's Notices (this library's variants only).
+	notices func() []string
+	keep    any
 }
 
 type variant struct {
@@ -51,6 +56,13 @@ type variant struct {
 const (
 	rawPaged = "raw-list-paged"
 	rawRV0   = "raw-list-rv0"
+)
+
+// The shard benchmark runs "ours" as its unsharded reference, and each
+// replica as shardVariant: "ours" plus WithShard(index, count) (child.go).
+const (
+	unshardedVariant = "ours"
+	shardVariant     = "ours-shard"
 )
 
 var variants = []variant{
@@ -113,7 +125,11 @@ func waitInformer(ctx context.Context, inf toolscache.SharedIndexInformer) (*run
 	if !waitSynced(ctx, inf.HasSynced) {
 		return nil, fmt.Errorf("not synced: %w (%d objects cached at the deadline)", context.Cause(ctx), len(inf.GetStore().ListKeys()))
 	}
-	return &running{count: func() int { return len(inf.GetStore().ListKeys()) }, keep: inf}, nil
+	return &running{
+		count: func() int { return len(inf.GetStore().ListKeys()) },
+		keys:  inf.GetStore().ListKeys,
+		keep:  inf,
+	}, nil
 }
 
 func runUpstream(ctx context.Context, cfg *rest.Config) (*running, error) {
@@ -138,7 +154,12 @@ func runOurs(ctx context.Context, cfg *rest.Config, opts ...informers.SharedInfo
 	}
 	inf := f.Core().V1().Pods().Informer()
 	f.Start(ctx.Done())
-	return waitInformer(ctx, inf)
+	r, err := waitInformer(ctx, inf)
+	if err != nil {
+		return nil, err
+	}
+	r.notices, r.keep = f.Notices, []any{f, inf}
+	return r, nil
 }
 
 func runMetadata(ctx context.Context, cfg *rest.Config) (*running, error) {
