@@ -150,7 +150,7 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 		if len(s.namespaces) > 1 {
 			source = namespace
 		}
-		c.Observe = func(_ string, err error) { e.health.observe(source, err) }
+		c.Observe = func(err error) { e.health.observe(source, err) }
 		opts := cache.SharedIndexInformerOptions{
 			ResyncPeriod:      s.resync,
 			Indexers:          maps.Clone(s.indexers),

@@ -82,7 +82,7 @@ type Config struct {
 	Tweak func(*metav1.ListOptions)
 	// Observe, if set, is told the outcome of every list and of every
 	// watch it starts: nil on success. The factory's readiness uses it.
-	Observe func(verb string, err error)
+	Observe func(err error)
 	// Shard, if set, shards the informer: see [Sharder].
 	Shard Sharder
 }
@@ -116,10 +116,21 @@ func New(cfg Config) *cache.ListWatch {
 		}
 		return cfg.Requests(cfg.Namespace), nil
 	}
-	observe := func(verb string, err error) {
+	observe := func(err error) {
 		if cfg.Observe != nil {
-			cfg.Observe(verb, err)
+			cfg.Observe(err)
 		}
+	}
+	// shard puts the shard in force into opts. keep and sharder are nil
+	// when the informer is not sharded; gen tells shards apart.
+	shard := func(opts *metav1.ListOptions) (gen uint64, keep func(runtime.Object) bool, sharder Sharder) {
+		if cfg.Shard == nil {
+			return 0, nil, nil
+		}
+		gen, tweak, keep := cfg.Shard.Current()
+		keep, sharder = orNothing(keep, cfg.Shard)
+		tweak(opts)
+		return gen, keep, sharder
 	}
 	// listed is the shard generation of the last list; a watch must not
 	// resume from it once the shard has changed.
@@ -127,39 +138,26 @@ func New(cfg Config) *cache.ListWatch {
 	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		r, err := prepare("list", &opts)
 		if err != nil {
-			observe("list", err)
+			observe(err)
 			return nil, err
 		}
-		var keep func(runtime.Object) bool
-		var sharder Sharder
-		if cfg.Shard != nil {
-			var gen uint64
-			var tweak func(*metav1.ListOptions)
-			gen, tweak, keep = cfg.Shard.Current()
-			keep, sharder = orNothing(keep, cfg.Shard)
-			tweak(&opts)
-			listed.Store(gen)
-		}
+		gen, keep, sharder := shard(&opts)
+		listed.Store(gen)
 		obj, err := r.List(ctx, opts)
 		if err == nil && keep != nil {
 			err = filterList(obj, keep, sharder)
 		}
-		observe("list", err)
+		observe(err)
 		return obj, err
 	}
 	watchFunc := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 		r, err := prepare("watch", &opts)
 		if err != nil {
-			observe("watch", err)
+			observe(err)
 			return nil, err
 		}
-		var keep func(runtime.Object) bool
-		var sharder Sharder
-		var gen uint64
+		gen, keep, sharder := shard(&opts)
 		if cfg.Shard != nil {
-			var tweak func(*metav1.ListOptions)
-			gen, tweak, keep = cfg.Shard.Current()
-			keep, sharder = orNothing(keep, cfg.Shard)
 			// A watch-list stream (sendInitialEvents) starts from
 			// scratch, like a list; any other watch resumes.
 			initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
@@ -172,10 +170,9 @@ func New(cfg Config) *cache.ListWatch {
 				return nil, apierrors.NewResourceExpired("the shard of this informer changed; listing again")
 			}
 			listed.Store(gen)
-			tweak(&opts)
 		}
 		w, err := r.Watch(ctx, opts)
-		observe("watch", err)
+		observe(err)
 		if err != nil || keep == nil {
 			return w, err
 		}
