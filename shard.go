@@ -176,11 +176,12 @@ func (s *shardSource) follow(ctx context.Context, m *sharding.Membership) {
 }
 
 // entrySharder is one informer's view of a shard source: it implements
-// listwatch.Sharder and reports, once, a server that ignores the selector.
+// listwatch.Sharder and reports, once per entry, a server that ignores the
+// selector. Under WithNamespaces each namespace's informer has its own
+// entrySharder, and the entry's notice is what makes the report once.
 type entrySharder struct {
 	source *shardSource
 	e      *entry
-	once   sync.Once
 }
 
 var _ listwatch.Sharder = &entrySharder{}
@@ -218,18 +219,17 @@ func (es *entrySharder) Ignored(obj runtime.Object) {
 		sel = es.source.sel.String()
 	}
 	es.source.mu.Unlock()
-	if !owning {
-		return // nothing was asked of the server
+	if !owning || es.e.shardNotice.Load() != nil {
+		return // nothing was asked of the server, or it is reported
 	}
-	es.once.Do(func() {
-		name := "<unknown>"
-		if m, ok := obj.(metav1.Object); ok {
-			name = m.GetNamespace() + "/" + m.GetName()
-		}
-		msg := fmt.Sprintf("the server ignored the shard selector %s (it sent %s, outside the shard): it lacks the ShardedListAndWatch feature; filtering on the client instead", sel, name)
-		es.e.shardNotice.Store(&msg)
+	name := "<unknown>"
+	if m, ok := obj.(metav1.Object); ok {
+		name = m.GetNamespace() + "/" + m.GetName()
+	}
+	msg := fmt.Sprintf("the server ignored the shard selector %s (it sent %s, outside the shard): it lacks the ShardedListAndWatch feature; filtering on the client instead", sel, name)
+	if es.e.shardNotice.CompareAndSwap(nil, &msg) {
 		klog.Background().Info("Shard selector ignored by the server; filtering on the client", "informer", es.e.id, "selector", sel, "object", name)
-	})
+	}
 }
 
 // sharderFor returns the sharder of an informer with settings s, or nil.

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	informers "github.com/kubeinformers/informers"
 	"github.com/kubeinformers/informers/sharding"
@@ -293,4 +295,76 @@ func TestShardMembershipSwitch(t *testing.T) {
 	if got := inf.GetStore().ListKeys(); len(got) != len(all) {
 		t.Errorf("cache holds %d pods, want %d", len(got), len(all))
 	}
+}
+
+// TestShardIgnoredReportedOncePerInformer: under WithNamespaces an informer
+// is one informer per namespace, and a server that ignores the selector is
+// still reported once for it: one notice and one log line, not one per
+// namespace.
+func TestShardIgnoredReportedOncePerInformer(t *testing.T) {
+	// klog's output is swapped under its own lock (klog.SetLogger is not
+	// safe while informers of other tests may still be logging).
+	out := &lockedBuffer{}
+	klog.LogToStderr(false)
+	klog.SetOutput(out)
+	defer func() {
+		klog.SetOutput(os.Stderr)
+		klog.LogToStderr(true)
+	}()
+
+	var pods []runtime.Object
+	for _, ns := range []string{"a", "b", "c"} {
+		for i := range 20 {
+			pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+				Namespace: ns, Name: fmt.Sprintf("p%02d", i),
+				UID: types.UID(fmt.Sprintf("%x%03x-0000-4000-8000-%012x", ns[0], i, i*7919)),
+			}})
+		}
+	}
+	ctx, cancel := context.WithCancel(syncCtx(t))
+	// The fake clientset ignores shard selectors, as a server without the
+	// ShardedListAndWatch feature does.
+	f, err := informers.New(fake.NewClientset(pods...), 0, informers.WithNamespaces("a", "b", "c"), informers.WithShard(0, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); f.Shutdown() }()
+	inf := f.Core().V1().Pods().Informer()
+	f.StartWithContext(ctx)
+	mustSync(t, ctx, f)
+
+	want, _ := sharding.ForShard(sharding.FieldUID, 0, 3)
+	for _, obj := range inf.GetStore().List() {
+		if !want.Matches(obj.(runtime.Object)) {
+			t.Errorf("holds %s outside %s", obj.(*corev1.Pod).Name, want)
+		}
+	}
+	if n := len(inf.GetStore().ListKeys()); n == 0 || n == len(pods) {
+		t.Fatalf("holds %d of %d pods: not a shard", n, len(pods))
+	}
+	if notices := f.Notices(); len(notices) != 1 || !strings.Contains(notices[0], "ignored") {
+		t.Errorf("notices %q, want exactly one", notices)
+	}
+	logged := out.String()
+	if n := strings.Count(logged, "Shard selector ignored by the server"); n != 1 {
+		t.Errorf("%d log lines report the ignored selector, want 1:\n%s", n, logged)
+	}
+}
+
+// lockedBuffer is an io.Writer safe for klog's concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
