@@ -248,24 +248,7 @@ func (x *indexer) Index(indexName string, obj interface{}) ([]interface{}, error
 			return []interface{}{}, nil
 		}
 	}
-	if len(x.subs) == 0 {
-		return nil, noIndex(indexName)
-	}
-	if len(x.subs) == 1 {
-		return x.subs[0].Index(indexName, obj)
-	}
-	var out []interface{}
-	for _, s := range x.subs {
-		part, err := s.Index(indexName, obj)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, part...)
-	}
-	if out == nil {
-		out = []interface{}{}
-	}
-	return out, nil
+	return gather(x, indexName, func(s cache.Indexer) ([]interface{}, error) { return s.Index(indexName, obj) })
 }
 
 // ByIndex returns the objects whose indexed values include indexedValue.
@@ -277,24 +260,7 @@ func (x *indexer) ByIndex(indexName, indexedValue string) ([]interface{}, error)
 		}
 		return []interface{}{}, nil
 	}
-	if len(x.subs) == 0 {
-		return nil, noIndex(indexName)
-	}
-	if len(x.subs) == 1 {
-		return x.subs[0].ByIndex(indexName, indexedValue)
-	}
-	var out []interface{}
-	for _, s := range x.subs {
-		part, err := s.ByIndex(indexName, indexedValue)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, part...)
-	}
-	if out == nil {
-		out = []interface{}{}
-	}
-	return out, nil
+	return gather(x, indexName, func(s cache.Indexer) ([]interface{}, error) { return s.ByIndex(indexName, indexedValue) })
 }
 
 // IndexKeys returns the keys of the objects whose indexed values include
@@ -306,21 +272,32 @@ func (x *indexer) IndexKeys(indexName, indexedValue string) ([]string, error) {
 		}
 		return []string{}, nil
 	}
-	if len(x.subs) == 0 {
-		return nil, noIndex(indexName)
+	out, err := gather(x, indexName, func(s cache.Indexer) ([]string, error) { return s.IndexKeys(indexName, indexedValue) })
+	if err != nil {
+		return nil, err
 	}
-	var out []string
+	slices.Sort(out)
+	return out, nil
+}
+
+// gather asks every namespace's indexer and joins the answers. Like
+// client-go's, an empty answer is an empty slice, not nil; with no namespace
+// there is no index at all.
+func gather[T any](x *indexer, indexName string, ask func(cache.Indexer) ([]T, error)) ([]T, error) {
+	switch len(x.subs) {
+	case 0:
+		return nil, noIndex(indexName)
+	case 1:
+		return ask(x.subs[0])
+	}
+	out := []T{}
 	for _, s := range x.subs {
-		part, err := s.IndexKeys(indexName, indexedValue)
+		part, err := ask(s)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, part...)
 	}
-	if out == nil {
-		out = []string{}
-	}
-	slices.Sort(out)
 	return out, nil
 }
 
