@@ -60,7 +60,7 @@ func TestDifferential(t *testing.T) {
 				mustSync(t, ctx, ours)
 				mustSync(t, ctx, up)
 				// Both informers watch once they have listed.
-				waitFor(t, ctx, func() bool { return hasWatch(oursClient) && hasWatch(upClient) })
+				waitFor(t, ctx, func() bool { return watches(oursClient) > 0 && watches(upClient) > 0 })
 				cancel()
 				ours.Shutdown()
 				up.Shutdown()
@@ -85,10 +85,6 @@ func TestDifferential(t *testing.T) {
 			}
 		})
 	}
-}
-
-func hasWatch(c *fake.Clientset) bool {
-	return slices.ContainsFunc(c.Actions(), func(a clienttesting.Action) bool { return a.GetVerb() == "watch" })
 }
 
 // watches counts the watch requests seen so far.
