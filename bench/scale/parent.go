@@ -75,6 +75,7 @@ func (s *summary) ok() bool { return s.Err == "" && len(s.Runs) > 0 }
 type runReport struct {
 	Date     string
 	Machine  string
+	Server   string // kube-apiserver's /version
 	Repeats  int
 	Pod      podSizes
 	Counts   []int
@@ -121,16 +122,24 @@ func runParent(ctx context.Context, cfg *config) int {
 		logf("%v", err)
 		return 1
 	}
+	// The reports name the server as it reports itself, not as a literal
+	// that a Kubernetes bump would leave behind.
+	sv, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		logf("kube-apiserver /version: %v", err)
+		return 1
+	}
 
 	rep := &runReport{
 		Date:     time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		Machine:  machine(),
+		Server:   sv.GitVersion,
 		Repeats:  cfg.repeats,
 		Counts:   cfg.counts,
 		Variants: cfg.variants,
 		Results:  map[int]map[string]*summary{},
 	}
-	h := &harness{self: self, env: env, caFile: caFile, cs: cs, deadline: cfg.deadline, gates: gates, logf: logf}
+	h := &harness{self: self, env: env, caFile: caFile, cs: cs, deadline: cfg.deadline, gates: gates, server: sv.GitVersion, logf: logf}
 	if len(cfg.shards) > 0 {
 		return runShardBench(ctx, h, cfg)
 	}
@@ -238,6 +247,7 @@ type harness struct {
 	cs           kubernetes.Interface
 	deadline     time.Duration
 	gates        string // the server's --feature-gates
+	server       string // the server's /version
 	logf         func(format string, a ...any)
 	loaded       int
 }

@@ -50,6 +50,7 @@ type shardReport struct {
 	LoadBefore string // /proc/loadavg when the measurements started
 	LoadAfter  string // and when they ended
 	Gates      string // the server's --feature-gates
+	Server     string // kube-apiserver's /version
 	Repeats    int
 	N          int
 	Pod        podSizes
@@ -165,6 +166,7 @@ func runShardSeries(ctx context.Context, h *harness, n int, shards []int, repeat
 		Machine:    machine(),
 		LoadBefore: loadAvg(),
 		Gates:      h.gates,
+		Server:     h.server,
 		Repeats:    repeats,
 		N:          n,
 		Shards:     shards,

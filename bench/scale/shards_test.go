@@ -230,3 +230,21 @@ func TestPlotShards(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratedSectionsNameTheServer: both generated sections name the
+// server the run measured, from its /version, and open with the Pod sizes.
+func TestGeneratedSectionsNameTheServer(t *testing.T) {
+	pod := podSizes{JSON: 7402, ManagedFieldsJSON: 2907, ManagedFieldsEntries: 2, Proto: 5090}
+	for name, text := range map[string]string{
+		"variants": generatedSection(&runReport{Server: "v9.8.7", Repeats: 1, Pod: pod, Counts: []int{10}}),
+		"shards": shardGeneratedSection(&shardReport{Server: "v9.8.7", Repeats: 1, N: 10, Shards: []int{1}, Pod: pod,
+			Results: []*shardSummary{{Shards: 0}, {Shards: 1}}}),
+	} {
+		if !strings.Contains(text, "kube-apiserver v9.8.7 and etcd") {
+			t.Errorf("%s section does not name the server: %q", name, text)
+		}
+		if !strings.Contains(text, "A loaded Pod is 7402 B of JSON (of which managedFields: 2907 B in 2 entries) and 5090 B of protobuf.") {
+			t.Errorf("%s section lacks the Pod sizes: %q", name, text)
+		}
+	}
+}
