@@ -72,6 +72,14 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 	e.informer = newFunc(f.client, s.resync)
 	f.watchErrors(e, e.informer, "")
 	f.setTransform(e, s.transform)
+	if s.shard != nil {
+		if err := applyShard(e.informer, s.shard, f.shardOption); err != nil {
+			// Fail closed: an informer that cannot be sharded does not
+			// run, and Ready and WaitForCacheSync name it with err.
+			e.refused = err
+			e.health.observe("", err)
+		}
+	}
 	f.register(e)
 	return e.informer
 }
@@ -141,10 +149,13 @@ func (f *sharedInformerFactory) resolve(id InformerID) *entry {
 // client makes the informer fall back from watch-list streaming to list
 // and watch, as client-go's informers do.
 func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config, client any, example runtime.Object) {
+	// One shard for all the informer's namespaces, which SetShardSelector
+	// may replace until the informer starts.
+	shard := &informerShard{e: e, source: s.shard}
 	newOne := func(namespace string) cache.SharedIndexInformer {
 		c := cfg
 		c.Namespace, c.Tweak = namespace, s.tweak
-		c.Shard = f.sharderFor(e, s)
+		c.Shard = shard
 		// Errors name the namespace only where there are several.
 		source := ""
 		if len(s.namespaces) > 1 {
@@ -165,15 +176,17 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 		f.watchErrors(e, informer, source)
 		return informer
 	}
+	var informer cache.SharedIndexInformer
 	if len(s.namespaces) == 1 {
-		e.informer = newOne(s.namespaces[0])
+		informer = newOne(s.namespaces[0])
 	} else {
 		perNamespace := make(map[string]cache.SharedIndexInformer, len(s.namespaces))
 		for _, ns := range s.namespaces {
 			perNamespace[ns] = newOne(ns)
 		}
-		e.informer = multinamespace.New(perNamespace)
+		informer = multinamespace.New(perNamespace)
 	}
+	e.informer = &shardable{SharedIndexInformer: informer, shard: shard}
 	f.setTransform(e, s.transform)
 }
 

@@ -73,7 +73,8 @@ type Factory interface {
 
 	// Notices returns conditions an operator should know of that do not
 	// make the informers unready, such as a server that ignored the shard
-	// selector of [WithShard] (the informers then filter on the client).
+	// selector of [WithShardSelector] or [WithShard] (the informers then
+	// filter on the client).
 	Notices() []string
 }
 
@@ -92,9 +93,11 @@ type sharedInformerFactory struct {
 	namespaces []string
 	// resourceOptions is set by WithResourceOptions (resource_options.go).
 	resourceOptions map[schema.GroupVersionResource]ResourceOptions
-	// shard is the factory-wide shard (shard.go); membership, if set,
-	// moves it, from the first Start on (followingMembership).
+	// shard is the factory-wide shard (shard.go), nil for none, and
+	// shardOption the option that set it; membership, if set, moves it,
+	// from the first Start on (followingMembership).
 	shard               *shardSource
+	shardOption         string
 	membership          *sharding.Membership
 	followingMembership bool
 	tweakListOptions    internalinterfaces.TweakListOptionsFunc

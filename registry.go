@@ -95,6 +95,10 @@ type entry struct {
 	health  health
 	// shardNotice says, once, that the server ignored the shard selector.
 	shardNotice atomic.Pointer[string]
+	// refused, if set, is why the informer must not run (an option it
+	// cannot honour without widening what it lists); Start skips it and
+	// Ready reports it.
+	refused error
 
 	// Set by Start, under the factory lock. Each informer runs under its
 	// own context so that RemoveInformer can stop it alone.
@@ -173,6 +177,12 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 		ictx, cancel := context.WithCancelCause(ctx)
 		done := make(chan struct{})
 		e.cancel, e.done = cancel, done
+		if e.refused != nil {
+			// Counted as started, so that WaitForCacheSync and Ready
+			// report it, but never run.
+			close(done)
+			continue
+		}
 		f.wg.Go(func() {
 			defer close(done)
 			e.informer.RunWithContext(ictx)

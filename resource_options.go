@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
 
@@ -56,6 +57,10 @@ import (
 //     factory's default resync period.
 //   - Indexers are added to the namespace index every factory informer
 //     has; they may not redefine it.
+//   - ShardSelector replaces the factory's shard ([WithShardSelector],
+//     [WithShard], [WithNamespaceShard] or [WithShardMembership]) for this
+//     resource; an empty one ([apisharding.Everything]) leaves the resource
+//     unsharded.
 type ResourceOptions struct {
 	// Namespaces limits a namespaced resource to these namespaces: one
 	// list and watch per namespace, never a cluster-wide request.
@@ -73,9 +78,16 @@ type ResourceOptions struct {
 	ResyncPeriod time.Duration
 	// Indexers are added to the informer.
 	Indexers cache.Indexers
-	// Shard, if set, limits this resource to a shard of its objects and
-	// replaces a factory-wide [WithShard]; build it with
-	// [sharding.ForShard] or [sharding.NewSelector].
+	// ShardSelector, if set, limits this resource to the objects it
+	// matches, sent as given, as [WithShardSelector] does factory-wide.
+	// Build it with apimachinery's sharding package, or from this
+	// module's with [sharding.Selector.APISelector].
+	ShardSelector apisharding.Selector
+	// Shard is ShardSelector as this module's selector type.
+	//
+	// Deprecated: use ShardSelector, the type client-go v0.38 takes
+	// (shard.APISelector()). Shard goes in the next release; setting both
+	// is an error.
 	Shard *sharding.Selector
 }
 
@@ -162,10 +174,19 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 		errs = append(errs, fmt.Errorf("FieldSelector %q: %w", o.FieldSelector, err))
 	}
 	if o.Shard != nil {
-		if o.Shard.String() == "" {
+		switch {
+		case o.ShardSelector != nil:
+			errs = append(errs, fmt.Errorf("Shard %s and ShardSelector %q both set: use ShardSelector", o.Shard, o.ShardSelector.String()))
+		case o.Shard.String() == "":
 			errs = append(errs, errors.New("shard: the zero sharding.Selector selects nothing; build one with sharding.ForShard or sharding.NewSelector"))
-		} else if o.Shard.Field() == sharding.FieldNamespace && isBuiltIn(resource) && !IsNamespaced(resource) {
-			errs = append(errs, fmt.Errorf("shard %s: a cluster-scoped resource cannot be sharded by namespace", o.Shard))
+		}
+	}
+	if sel := o.shardSelector(); sel != nil && isBuiltIn(resource) && !IsNamespaced(resource) {
+		for _, r := range sel.Requirements() {
+			if r.Key == string(sharding.FieldNamespace) {
+				errs = append(errs, fmt.Errorf("shard %s: a cluster-scoped resource cannot be sharded by namespace", sel))
+				break
+			}
 		}
 	}
 	if o.ResyncPeriod < 0 {
@@ -193,6 +214,18 @@ func (f *sharedInformerFactory) checkFactoryOptions() {
 			f.optionErrs = append(f.optionErrs, fmt.Errorf("WithResourceOptions(%v): the resource is not built in and the factory has no dynamic or metadata client to serve it (use NewForConfig or WithDynamicClient)", resource))
 		}
 	}
+}
+
+// shardSelector is the resource's own selector, from either field; nil
+// when neither is set.
+func (o ResourceOptions) shardSelector() apisharding.Selector {
+	switch {
+	case o.ShardSelector != nil:
+		return o.ShardSelector
+	case o.Shard != nil:
+		return o.Shard.APISelector()
+	}
+	return nil
 }
 
 func compareResources(a, b schema.GroupVersionResource) int {
@@ -237,10 +270,10 @@ func (f *sharedInformerFactory) settingsFor(id InformerID, namespaced bool, name
 	default:
 		s.namespaces = []string{namespace}
 	}
-	switch {
-	case ro.Shard != nil:
-		s.shard = newShardSource(ro.Shard.Field(), ro.Shard)
-	case f.shard != nil && (namespaced || f.shard.field != sharding.FieldNamespace):
+	switch own := ro.shardSelector(); {
+	case own != nil:
+		s.shard = staticShard(own, false) // nil for an empty one: unsharded
+	case f.shard != nil && f.shard.appliesTo(namespaced):
 		s.shard = f.shard
 	}
 	s.indexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}

@@ -244,7 +244,21 @@ func (s Selector) Ranges() []Range { return slices.Clone(s.ranges) }
 // with ranges joined by " || ".
 func (s Selector) String() string { return s.str }
 
+// APISelector is s as apimachinery's [apisharding.Selector], the type that
+// client-go's SetShardSelector and the factory's WithShardSelector take.
+// Its String is s.String(). It is nil for the zero Selector.
+func (s Selector) APISelector() apisharding.Selector {
+	if s.api == nil {
+		return nil
+	}
+	return s.api.DeepCopySelector()
+}
+
 // Requirements are the ranges in apimachinery's form.
+//
+// Deprecated: use s.APISelector().Requirements(). Requirements exposes
+// apimachinery's alpha type on this package's own selector, and only this
+// package's tests used it; it goes in the next release.
 func (s Selector) Requirements() []apisharding.ShardRangeRequirement {
 	if s.api == nil {
 		return nil

@@ -28,6 +28,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -80,12 +81,37 @@ func TypedListWatch(client kubernetes.Interface, gvr schema.GroupVersionResource
 }
 
 // Typed converts an informer to its typed form without wrapping it twice:
-// informers built by NewInformer already are typed.
+// informers built by NewInformer already are typed. An informer with
+// SetShardSelector (every factory informer) keeps it: client-go's typed
+// wrapper only forwards the methods of its SharedIndexInformer, which has
+// SetShardSelector from client-go v0.38 on only.
 func Typed[T cache.Object](informer cache.SharedIndexInformer) cache.TypedSharedIndexInformer[T] {
 	if typed, ok := informer.(cache.TypedSharedIndexInformer[T]); ok {
 		return typed
 	}
-	return cache.NewTypedSharedIndexInformer[T](informer)
+	typed := cache.NewTypedSharedIndexInformer[T](informer)
+	if setter, ok := informer.(shardSetter); ok {
+		return &typedShardable[T]{TypedSharedIndexInformer: typed, setter: setter}
+	}
+	return typed
+}
+
+// shardSetter is an informer that takes a shard selector.
+type shardSetter interface {
+	SetShardSelector(selector apisharding.Selector) error
+}
+
+// typedShardable is a typed informer that keeps its untyped informer's
+// SetShardSelector.
+type typedShardable[T cache.Object] struct {
+	cache.TypedSharedIndexInformer[T]
+	setter shardSetter
+}
+
+// SetShardSelector is the untyped informer's; see
+// cache.SharedInformer.SetShardSelector (client-go v0.38).
+func (t *typedShardable[T]) SetShardSelector(selector apisharding.Selector) error {
+	return t.setter.SetShardSelector(selector)
 }
 
 // Request is what a kind accessor asks its factory for: the shared informer
@@ -147,7 +173,7 @@ func (k *Kind[T, L]) Init(factory internalinterfaces.SharedInformerFactory, gvr 
 	k.req = Request{Example: example, Resource: gvr, Namespace: namespace, Tweak: tweak, Requests: requests}
 	k.req.NewInformer = k.defaultInformer
 	k.req.Typed = func(i cache.SharedIndexInformer) cache.SharedIndexInformer {
-		return cache.NewTypedSharedIndexInformer[T](i)
+		return Typed[T](i)
 	}
 }
 

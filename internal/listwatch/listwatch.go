@@ -32,6 +32,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
@@ -91,11 +92,14 @@ type Config struct {
 // factory implements it (shard.go in the root package).
 type Sharder interface {
 	// Current returns the shard in force and its generation, which
-	// changes whenever the shard does. keep reports whether an object
-	// belongs to it; tweak sets the request's shard selector. A nil keep
-	// means the shard is empty: nothing is kept, and nothing received is
-	// reported as ignored (no selector was sent).
-	Current() (gen uint64, tweak func(*metav1.ListOptions), keep func(runtime.Object) bool)
+	// changes whenever the shard does. tweak sets the request's shard
+	// selector, and keep reports whether an object belongs to the shard
+	// (an error: it cannot be placed, for example a selector on two
+	// keys). A nil tweak means the informer is not sharded: every object
+	// is kept. A nil keep with a tweak means the shard is empty: nothing
+	// is kept, and nothing received is reported as ignored (no selector
+	// was sent).
+	Current() (gen uint64, tweak func(*metav1.ListOptions), keep func(runtime.Object) (bool, error))
 	// Track registers a running watch, which the sharder stops when the
 	// shard changes; the returned function unregisters it.
 	Track(w watch.Interface) (untrack func())
@@ -123,11 +127,14 @@ func New(cfg Config) *cache.ListWatch {
 	}
 	// shard puts the shard in force into opts. keep and sharder are nil
 	// when the informer is not sharded; gen tells shards apart.
-	shard := func(opts *metav1.ListOptions) (gen uint64, keep func(runtime.Object) bool, sharder Sharder) {
+	shard := func(opts *metav1.ListOptions) (gen uint64, keep func(runtime.Object) (bool, error), sharder Sharder) {
 		if cfg.Shard == nil {
 			return 0, nil, nil
 		}
 		gen, tweak, keep := cfg.Shard.Current()
+		if tweak == nil {
+			return gen, nil, nil
+		}
 		keep, sharder = orNothing(keep, cfg.Shard)
 		tweak(opts)
 		return gen, keep, sharder
@@ -145,7 +152,10 @@ func New(cfg Config) *cache.ListWatch {
 		listed.Store(gen)
 		obj, err := r.List(ctx, opts)
 		if err == nil && keep != nil {
-			err = filterList(obj, keep, sharder)
+			err = checkEcho(obj, opts.ShardSelector, cfg.Resource)
+		}
+		if err == nil && keep != nil {
+			err = filterList(obj, keep, sharder, cfg.Resource)
 		}
 		observe(err)
 		return obj, err
@@ -176,7 +186,7 @@ func New(cfg Config) *cache.ListWatch {
 		if err != nil || keep == nil {
 			return w, err
 		}
-		sw := newShardWatch(w, keep, sharder)
+		sw := newShardWatch(ctx, w, keep, sharder, cfg.Resource)
 		if g, _, _ := cfg.Shard.Current(); g != gen {
 			// The shard changed between Current and Track: the sharder
 			// stopped the watches it knew of, but not this one.
@@ -191,11 +201,11 @@ func New(cfg Config) *cache.ListWatch {
 
 // orNothing substitutes, for an empty shard (nil keep), a filter that keeps
 // nothing and a sharder that reports nothing.
-func orNothing(keep func(runtime.Object) bool, s Sharder) (func(runtime.Object) bool, Sharder) {
+func orNothing(keep func(runtime.Object) (bool, error), s Sharder) (func(runtime.Object) (bool, error), Sharder) {
 	if keep != nil {
 		return keep, s
 	}
-	return func(runtime.Object) bool { return false }, silentSharder{s}
+	return func(runtime.Object) (bool, error) { return false, nil }, silentSharder{s}
 }
 
 // silentSharder is a Sharder whose Ignored does nothing: without a
@@ -204,16 +214,44 @@ type silentSharder struct{ Sharder }
 
 func (silentSharder) Ignored(runtime.Object) {}
 
+// checkEcho compares the shard selector a server says it applied
+// (ListMeta.ShardInfo) with the one sent, as client-go's
+// cache.NewShardedListWatch does from v0.38 on: a server that applied
+// another selector returned another shard, which no client-side filter
+// can repair. A list without ShardInfo was not filtered by the server;
+// filterList then does the work.
+func checkEcho(list runtime.Object, sent string, resource schema.GroupVersionResource) error {
+	sharded, ok := list.(metav1.ShardedListInterface)
+	if !ok {
+		lm, err := meta.ListAccessor(list)
+		if err != nil {
+			return nil // filterList reports a list it cannot read
+		}
+		if sharded, ok = lm.(metav1.ShardedListInterface); !ok {
+			return nil
+		}
+	}
+	if info := sharded.GetShardInfo(); info != nil && info.Selector != sent {
+		return fmt.Errorf("informers: list %s: the server applied the shard selector %q, not the %q sent", resource, info.Selector, sent)
+	}
+	return nil
+}
+
 // filterList drops the items of a list response that are outside the
-// shard, reporting them as ignored by the server.
-func filterList(list runtime.Object, keep func(runtime.Object) bool, s Sharder) error {
+// shard, reporting them as ignored by the server. An item the shard
+// cannot place fails the list, as in client-go's sharded list/watch.
+func filterList(list runtime.Object, keep func(runtime.Object) (bool, error), s Sharder, resource schema.GroupVersionResource) error {
 	items, err := meta.ExtractList(list)
 	if err != nil {
-		return fmt.Errorf("informers: filtering a list by shard: %w", err)
+		return fmt.Errorf("informers: filtering a list of %s by shard: %w", resource, err)
 	}
 	kept := items[:0]
 	for _, item := range items {
-		if keep(item) {
+		ok, err := keep(item)
+		if err != nil {
+			return fmt.Errorf("informers: list %s: placing an object in the shard: %w", resource, err)
+		}
+		if ok {
 			kept = append(kept, item)
 		} else {
 			s.Ignored(item)
@@ -235,7 +273,7 @@ type shardWatch struct {
 	untrack func()
 }
 
-func newShardWatch(in watch.Interface, keep func(runtime.Object) bool, s Sharder) *shardWatch {
+func newShardWatch(ctx context.Context, in watch.Interface, keep func(runtime.Object) (bool, error), s Sharder, resource schema.GroupVersionResource) *shardWatch {
 	w := &shardWatch{in: in, out: make(chan watch.Event), stop: make(chan struct{})}
 	w.untrack = s.Track(w)
 	go func() {
@@ -252,7 +290,14 @@ func newShardWatch(in watch.Interface, keep func(runtime.Object) bool, s Sharder
 				}
 				switch ev.Type {
 				case watch.Added, watch.Modified, watch.Deleted:
-					if !keep(ev.Object) {
+					ok, err := keep(ev.Object)
+					if err != nil {
+						// As client-go's sharded watch: drop the event
+						// and say why; the next list reports it.
+						utilruntime.HandleErrorWithContext(ctx, err, "Cannot place a watched object in the shard; dropping the event", "resource", resource)
+						continue
+					}
+					if !ok {
 						s.Ignored(ev.Object)
 						continue
 					}

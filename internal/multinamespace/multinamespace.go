@@ -56,6 +56,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -388,6 +389,28 @@ func (c *Informer) SetWatchErrorHandlerWithContext(handler cache.WatchErrorHandl
 // namespaces.
 func (c *Informer) SetTransform(handler cache.TransformFunc) error {
 	return c.configure(func(s cache.SharedIndexInformer) error { return s.SetTransform(handler) })
+}
+
+// SetShardSelector sets selector on every namespace's informer, so that
+// each lists and watches only the objects it matches; see
+// SetShardSelector of cache.SharedInformer (client-go v0.38). It fails,
+// changing nothing, once the composite has started, or if a namespace's
+// informer has no SetShardSelector (client-go before v0.38).
+func (c *Informer) SetShardSelector(selector sharding.Selector) error {
+	for i, s := range c.subs {
+		if _, ok := s.(shardSetter); !ok {
+			return fmt.Errorf("namespace %q: the informer %T has no SetShardSelector", c.namespaces[i], s)
+		}
+	}
+	return c.configure(func(s cache.SharedIndexInformer) error {
+		return s.(shardSetter).SetShardSelector(selector)
+	})
+}
+
+// shardSetter is an informer that takes a shard selector: client-go's from
+// v0.38 on, and those of this module's factory.
+type shardSetter interface {
+	SetShardSelector(selector sharding.Selector) error
 }
 
 // configure applies set to every sub-informer, all or none: c.mu keeps

@@ -31,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -640,5 +641,69 @@ func TestLowestResourceVersion(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("lowestResourceVersion(%q) = %q, want %q", tc.rvs, got, tc.want)
 		}
+	}
+}
+
+// selectorRecorder is a sub-informer with SetShardSelector, as client-go's
+// from v0.38 on; it records what it was given.
+type selectorRecorder struct {
+	cache.SharedIndexInformer
+	got sharding.Selector
+}
+
+func (r *selectorRecorder) SetShardSelector(sel sharding.Selector) error {
+	r.got = sel
+	return nil
+}
+
+// TestSetShardSelector: the composite passes a shard selector to every
+// namespace's informer before Run, refuses it afterwards, and refuses it,
+// changing nothing, when a namespace's informer cannot take one.
+func TestSetShardSelector(t *testing.T) {
+	client := fake.NewClientset()
+	sel := sharding.NewSelector(sharding.ShardRangeRequirement{Key: "object.metadata.uid", Start: "0x0000000000000000", End: "0x8000000000000000"})
+
+	subs := map[string]*selectorRecorder{}
+	plain := map[string]cache.SharedIndexInformer{}
+	for _, ns := range []string{"a", "b"} {
+		subs[ns] = &selectorRecorder{SharedIndexInformer: newInformer(&source{client: client, ns: ns})}
+		plain[ns] = subs[ns]
+	}
+	inf := New(plain).(*Informer)
+	if err := inf.SetShardSelector(sel); err != nil {
+		t.Fatalf("SetShardSelector before Run: %v", err)
+	}
+	for ns, r := range subs {
+		if r.got == nil || r.got.String() != sel.String() {
+			t.Errorf("namespace %s got %v, want %s", ns, r.got, sel)
+		}
+	}
+	run(t, inf)
+	waitSynced(t, inf.HasSyncedChecker())
+	if err := inf.SetShardSelector(nil); err == nil || !strings.Contains(err.Error(), "already started") {
+		t.Errorf("SetShardSelector after Run = %v, want an error saying it has started", err)
+	}
+	for ns, r := range subs {
+		if r.got == nil {
+			t.Errorf("namespace %s lost its selector to a refused call", ns)
+		}
+	}
+
+	// client-go v0.37's informers have no SetShardSelector.
+	mixed := map[string]cache.SharedIndexInformer{
+		"a": &selectorRecorder{SharedIndexInformer: newInformer(&source{client: client, ns: "a"})},
+		"b": newInformer(&source{client: client, ns: "b"}),
+	}
+	if _, ok := mixed["b"].(interface {
+		SetShardSelector(sharding.Selector) error
+	}); ok {
+		return // client-go v0.38 or later: every informer can take one
+	}
+	err := New(mixed).(*Informer).SetShardSelector(sel)
+	if err == nil || !strings.Contains(err.Error(), `namespace "b"`) {
+		t.Errorf("SetShardSelector with a namespace that cannot take it = %v, want an error naming namespace b", err)
+	}
+	if mixed["a"].(*selectorRecorder).got != nil {
+		t.Errorf("namespace a got the selector although b refused it (all or nothing)")
 	}
 }
