@@ -16,7 +16,22 @@ limitations under the License.
 
 // Package sharding splits the objects of a resource between the replicas of
 // a controller with the API server's sharded list and watch (KEP-5866,
-// alpha feature gate ShardedListAndWatch).
+// feature gate ShardedListAndWatch: alpha in Kubernetes 1.36 and 1.37, beta
+// and on by default in 1.38).
+//
+// # This package or k8s.io/apimachinery/pkg/sharding
+//
+// The two share a name. Import apimachinery's for selectors: its Selector
+// interface is what the factory's WithShardSelector, ResourceOptions'
+// ShardSelector and every informer's SetShardSelector take, as in
+// client-go v0.38 (apimachinery v0.38 adds NewShardRangeSelector for the
+// selector of one even shard). Import this one for what apimachinery does
+// not have: the Lease-based [Membership] and its [Assign]ment, the [Range]
+// arithmetic behind it ([Split], [Hash]), and [Selector], a set of ranges
+// on one [Field] that [Selector.APISelector] turns into apimachinery's
+// form. When a file needs both, import apimachinery's under another name:
+//
+//	apisharding "k8s.io/apimachinery/pkg/sharding"
 //
 // # Hash ranges and selectors
 //

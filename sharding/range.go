@@ -56,7 +56,9 @@ func (f Field) Validate() error {
 }
 
 // EndOfSpace is the exclusive end of the hash space, 2^64, as the API server
-// writes it. It is the only bound with 17 hex digits.
+// writes it. It is the only bound with 17 hex digits, and the End of the
+// last range of every selector that reaches the end of the space, so code
+// that writes apimachinery's ShardRangeRequirement by hand needs it.
 const EndOfSpace = "0x10000000000000000"
 
 // Range is the half-open range [Start, End) of the 64-bit hash space.
@@ -182,7 +184,7 @@ func NewSelector(field Field, ranges ...Range) (Selector, error) {
 			return Selector{}, err
 		}
 	}
-	merged := Normalize(ranges)
+	merged := normalize(ranges)
 	reqs := make([]apisharding.ShardRangeRequirement, 0, len(merged))
 	for _, r := range merged {
 		reqs = append(reqs, apisharding.ShardRangeRequirement{Key: string(field), Start: r.StartHex(), End: r.EndHex()})
@@ -195,7 +197,13 @@ func NewSelector(field Field, ranges ...Range) (Selector, error) {
 
 // Normalize sorts ranges and joins overlapping and adjacent ones. Invalid
 // (empty) ranges are dropped.
-func Normalize(ranges []Range) []Range {
+//
+// Deprecated: [NewSelector] normalizes its ranges, and [Selector.Ranges]
+// returns them; only this package's tests used Normalize. It goes in the
+// next release.
+func Normalize(ranges []Range) []Range { return normalize(ranges) }
+
+func normalize(ranges []Range) []Range {
 	rs := make([]Range, 0, len(ranges))
 	for _, r := range ranges {
 		if r.Validate() == nil {
@@ -277,6 +285,10 @@ func (s Selector) TweakListOptions(options *metav1.ListOptions) {
 func (s Selector) Equal(o Selector) bool { return s.str == o.str }
 
 // ContainsHash reports whether hash h is in one of the ranges.
+//
+// Deprecated: use [Selector.Matches] on the object, or [Range.Contains]
+// on each of [Selector.Ranges]; only this package's tests used
+// ContainsHash. It goes in the next release.
 func (s Selector) ContainsHash(h uint64) bool {
 	for _, r := range s.ranges {
 		if r.Contains(h) {
@@ -292,12 +304,20 @@ func (s Selector) ContainsHash(h uint64) bool {
 // [cache.DeletedFinalStateUnknown] wrapping one of these. Anything without
 // object metadata does not match; [Selector.MatchesErr] says why.
 func (s Selector) Matches(obj interface{}) bool {
-	ok, err := s.MatchesErr(obj)
+	ok, err := s.matches(obj)
 	return ok && err == nil
 }
 
 // MatchesErr is [Selector.Matches] with the reason an object cannot be placed.
+//
+// Deprecated: use s.APISelector().Matches, apimachinery's form, for
+// runtime.Objects; only this package's tests used MatchesErr. It goes in
+// the next release.
 func (s Selector) MatchesErr(obj interface{}) (bool, error) {
+	return s.matches(obj)
+}
+
+func (s Selector) matches(obj interface{}) (bool, error) {
 	if s.api == nil {
 		return false, fmt.Errorf("sharding: zero Selector; build one with NewSelector or ForShard")
 	}
