@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The "next" lane: does this repository build, pass its tests and mirror
+# client-go's informers at an upcoming client-go version? It works on a copy
+# and leaves the repository alone.
+#
+#   hack/next.sh [-o DIR] [-e2e] [-race] VERSION      e.g. hack/next.sh v0.38.0-beta.0
+#
+#   1. copies the repository (tracked files and uncommitted changes, not
+#      .cache) to DIR;
+#   2. runs hack/bump.sh VERSION there: every k8s.io staging module to
+#      VERSION, tidy with the printed workarounds for module versions the
+#      proxy refuses, regenerate with our generator (this lane is bump.sh's
+#      dry run);
+#   3. go build ./... and go vet ./... of the root module and of test/;
+#   4. go test of the root module and of test/ (with -race: race-built);
+#   5. the API parity check against client-go at VERSION (hack/apiparity),
+#      which must match every identifier;
+#   6. with -e2e: builds kube-apiserver and etcd at the matching
+#      k8s.io/kubernetes version (v0.38.0-beta.0 → v1.38.0-beta.0; the binaries
+#      are kept in .cache/testenv-<that version>/bin of this repository) and
+#      runs the e2e suite (test/e2e/run.sh) against them.
+#
+# Every go command runs with the toolchain that k8s.io/client-go@VERSION's
+# go.mod asks for (k8s_toolchain in hack/lib.sh: go 1.27.0 → go1.27.3;
+# NEXT_GOTOOLCHAIN overrides), which the go command fetches through
+# GOTOOLCHAIN. A VERSION the module proxy does not have, or a toolchain it
+# cannot serve, fails before anything is copied.
+#
+# -o DIR: the copy goes there (DIR must be empty or absent) and is kept.
+# Without it the copy is a temporary directory, removed on success and kept
+# on failure. The last line is
+#   next VERSION: parity N/M, tests ok
+# (", e2e ok" added with -e2e), or on failure which step failed.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() {
+	echo "usage: hack/next.sh [-o DIR] [-e2e] [-race] VERSION   (e.g. v0.38.0-beta.0)" >&2
+	exit 2
+}
+out="" e2e=0 race=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	-o) [ $# -ge 2 ] || usage; out=$2; shift 2 ;;
+	-e2e) e2e=1; shift ;;
+	-race) race=1; shift ;;
+	-h | -help | --help) usage ;;
+	-*) echo "next: unknown flag $1" >&2; usage ;;
+	*) break ;;
+	esac
+done
+[ $# = 1 ] || usage
+version=$1
+k8s_check_version "$version" || usage
+command -v go >/dev/null || { echo "next: no go on PATH" >&2; exit 1; }
+
+started=$(date +%s)
+current="check $version and its Go toolchain"
+copy=""
+keep=0
+finish() {
+	local rc=$?
+	if [ "$rc" != 0 ]; then
+		echo
+		echo "next $version: FAILED at step \"$current\" (exit $rc)${copy:+; the copy is in $copy}"
+	elif [ -n "$copy" ] && [ "$keep" = 0 ]; then
+		rm -rf "$copy"
+	fi
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# step NAME CMD...: runs CMD and prints its wall time.
+step() {
+	local t0
+	current=$1
+	shift
+	printf '\n==> next: %s\n' "$current"
+	t0=$(date +%s)
+	"$@"
+	echo "    ($(($(date +%s) - t0)) s)"
+}
+
+tc=$(k8s_toolchain "$version")
+export GOTOOLCHAIN=$tc
+echo "next: k8s.io/client-go $version with Go toolchain $tc (GOTOOLCHAIN)"
+
+if [ -n "$out" ]; then
+	if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
+		echo "next: $out is not empty" >&2
+		exit 2
+	fi
+	mkdir -p "$out"
+	copy=$(cd "$out" && pwd)
+	keep=1
+else
+	copy=$(mktemp -d "${TMPDIR:-/tmp}/kubeinformers-next.XXXXXX")
+fi
+
+copy_repo() {
+	# Tracked and untracked files that are not ignored, as the working tree
+	# has them; a tracked file deleted in the working tree stays deleted.
+	(cd "$root" && git ls-files -z -co --exclude-standard |
+		while IFS= read -r -d '' f; do
+			[ -e "$f" ] && printf '%s\0' "$f"
+		done | tar --null -T - -cf -) | tar -xf - -C "$copy"
+	echo "copied $(cd "$copy" && find . -type f | wc -l) files to $copy"
+}
+step "copy the repository" copy_repo
+# hack/testenv (the e2e server's sources; its module graph is all of
+# k8s.io/kubernetes) is tidied in the e2e step, only with -e2e.
+step "hack/bump.sh -skip hack/testenv $version (bump, tidy, regenerate)" \
+	"$copy/hack/bump.sh" -skip hack/testenv "$version"
+
+# The modules whose packages are checked: the library and the
+# apiserver-free test module (conformance, clientgo).
+check_modules=(. test)
+# in_modules CMD...: runs CMD in each of check_modules, all of them even when
+# one fails, and fails if any did.
+in_modules() {
+	local m failed=()
+	for m in "${check_modules[@]}"; do
+		echo "--- $m: $*"
+		(cd "$copy/$m" && "$@") || failed+=("$m")
+	done
+	[ "${#failed[@]}" = 0 ] || { echo "next: failed in ${failed[*]}: $*" >&2; return 1; }
+}
+step "go build ./..." in_modules go build ./...
+step "go vet ./..." in_modules go vet ./...
+test_flags=(-count=1 -vet=off)
+[ "$race" = 1 ] && test_flags+=(-race)
+step "go test ${test_flags[*]} ./..." in_modules go test "${test_flags[@]}" ./...
+
+parity_line=""
+parity() {
+	local log=$copy/.parity.log rc=0
+	(cd "$copy/hack" && go run ./apiparity -module-dir ..) >"$log" 2>&1 || rc=$?
+	cat "$log"
+	parity_line=$(grep -m1 '^api parity: ' "$log" || true)
+	rm -f "$log"
+	[ "$rc" = 0 ] || return "$rc"
+	local n m
+	read -r n m < <(sed -E 's#^api parity: ([0-9]+)/([0-9]+) .*#\1 \2#' <<<"$parity_line")
+	if [ -z "$n" ] || [ "$n" != "$m" ]; then
+		echo "next: parity is not 100% (${parity_line:-no parity line})" >&2
+		return 1
+	fi
+	parity_line="$n/$m"
+}
+step "API parity with client-go $version (hack/apiparity)" parity
+
+suffix=""
+if [ "$e2e" = 1 ]; then
+	kv=$(kube_version "$version")
+	export E2E_BIN_DIR="$root/.cache/testenv-$kv/bin"
+	step "tidy hack/testenv (k8s.io/kubernetes $kv)" tidy_module "$copy/hack/testenv"
+	step "build kube-apiserver and etcd $kv (hack/testenv/build.sh)" \
+		env TESTENV_BIN_DIR="$E2E_BIN_DIR" "$copy/hack/testenv/build.sh"
+	step "e2e against kube-apiserver $kv (test/e2e/run.sh)" "$copy/test/e2e/run.sh"
+	suffix=", e2e ok"
+fi
+
+current="done"
+# CPU: user + sys of this shell's finished children, the second line of
+# `times`, which must run in this shell (not in a pipe or $(...)).
+times_file=$(mktemp)
+times >"$times_file"
+cpu=$(awk 'NR == 2 {
+	n = split($1 " " $2, t, /[ms ]+/); s = 0
+	for (i = 1; i + 1 <= n; i += 2) s += t[i] * 60 + t[i + 1]
+	printf "%d", s }' "$times_file")
+rm -f "$times_file"
+echo
+echo "next: $(($(date +%s) - started)) s wall, $cpu CPU-seconds"
+echo "next $version: parity $parity_line, tests ok$suffix"
