@@ -25,7 +25,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -48,12 +47,13 @@ func ExampleWithShardSelector() {
 			UID: types.UID(fmt.Sprintf("0b5e%04d-0000-4000-8000-000000000000", i)),
 		}})
 	}
-	// With apimachinery v0.38: apisharding.NewShardRangeSelector("object.metadata.uid", 0, 2).
+	// With apimachinery v0.38: sharding.NewShardRangeSelector("object.metadata.uid", 0, 2).
+	// This module's sharding.ForShard is the same selector on v0.37.
 	half, err := sharding.ForShard(sharding.FieldUID, 0, 2)
 	if err != nil {
 		panic(err)
 	}
-	var sel apisharding.Selector = half.APISelector()
+	sel := half.APISelector()
 	factory, err := informers.New(fake.NewClientset(pods...), 0, informers.WithShardSelector(sel))
 	if err != nil {
 		panic(err)

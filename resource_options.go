@@ -176,7 +176,7 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 	if o.Shard != nil {
 		switch {
 		case o.ShardSelector != nil:
-			errs = append(errs, fmt.Errorf("Shard %s and ShardSelector %q both set: use ShardSelector", o.Shard, o.ShardSelector.String()))
+			errs = append(errs, fmt.Errorf("both Shard %s and ShardSelector %q set: use ShardSelector", o.Shard, o.ShardSelector.String()))
 		case o.Shard.String() == "":
 			errs = append(errs, errors.New("shard: the zero sharding.Selector selects nothing; build one with sharding.ForShard or sharding.NewSelector"))
 		}

@@ -276,7 +276,7 @@ func TestShardSelectorEcho(t *testing.T) {
 			ctx, cancel := context.WithCancel(syncCtx(t))
 			pods := podsIn(10, "a")
 			client := fake.NewClientset(pods...)
-			client.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 				list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1", ShardInfo: &metav1.ShardInfo{Selector: tc.echo}}}
 				for _, p := range pods {
 					if ok, _ := sel.Matches(p); ok {
@@ -287,7 +287,7 @@ func TestShardSelectorEcho(t *testing.T) {
 			})
 			// The fake's own watch would send every object: a server
 			// that applied the selector sends only the shard's.
-			client.PrependWatchReactor("pods", func(a k8stesting.Action) (bool, watch.Interface, error) {
+			client.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) {
 				return true, watch.NewFake(), nil
 			})
 			f, err := informers.New(client, 0, informers.WithShardSelector(sel))
@@ -333,7 +333,8 @@ func TestShardSelectorBadInput(t *testing.T) {
 		{"selector then WithShard", []informers.SharedInformerOption{informers.WithShardSelector(twoRanges()), informers.WithShard(0, 2)}, []string{"WithShard(0, 2)", "already sharded by WithShardSelector", "0xc000000000000000"}},
 		{"WithShard then selector", []informers.SharedInformerOption{informers.WithShard(0, 2), informers.WithShardSelector(twoRanges())}, []string{"WithShardSelector", "already sharded by WithShard(0, 2)"}},
 		{"nil selector then WithNamespaceShard", []informers.SharedInformerOption{informers.WithShardSelector(nil), informers.WithNamespaceShard(0, 2)}, []string{"WithNamespaceShard(0, 2)", "WithShardSelector(nil)"}},
-		{"Shard and ShardSelector", []informers.SharedInformerOption{informers.WithResourceOptions(pods, informers.ResourceOptions{Shard: &uidHalf, ShardSelector: twoRanges()})}, []string{"pods", "Shard", "ShardSelector", "both set"}},
+		// The deprecated field is what this case is about.
+		{"Shard and ShardSelector", []informers.SharedInformerOption{informers.WithResourceOptions(pods, informers.ResourceOptions{Shard: &uidHalf, ShardSelector: twoRanges()})}, []string{"pods", "Shard", "ShardSelector", "both"}}, //nolint:staticcheck // SA1019: the deprecated Shard must still be checked
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := informers.New(fake.NewClientset(), 0, tc.opts...)

@@ -162,7 +162,7 @@ func TestShardBadInput(t *testing.T) {
 		{"index = count", []informers.SharedInformerOption{informers.WithShard(3, 3)}, []string{"WithShard(3, 3)", "out of range"}},
 		{"two shard options", []informers.SharedInformerOption{informers.WithShard(0, 2), informers.WithNamespaceShard(1, 2)}, []string{"WithNamespaceShard(1, 2)", "already sharded", "WithShard(0, 2)"}},
 		{"nil membership", []informers.SharedInformerOption{informers.WithShardMembership(nil, sharding.FieldUID)}, []string{"WithShardMembership", "nil"}},
-		{"namespace shard on nodes", []informers.SharedInformerOption{informers.WithResourceOptions(nodes, informers.ResourceOptions{Shard: &nsSel})}, []string{"nodes", "cluster-scoped", "object.metadata.namespace"}},
+		{"namespace shard on nodes", []informers.SharedInformerOption{informers.WithResourceOptions(nodes, informers.ResourceOptions{ShardSelector: nsSel.APISelector()})}, []string{"nodes", "cluster-scoped", "object.metadata.namespace"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := informers.New(client, 0, tc.opts...)
