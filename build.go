@@ -18,6 +18,7 @@ package informers
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"reflect"
 	"sync/atomic"
@@ -72,14 +73,14 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 	e.informer = newFunc(f.client, s.resync)
 	f.watchErrors(e, e.informer, "")
 	f.setTransform(e, s.transform)
-	if s.shard != nil {
+	if s.shard != nil && s.refused == nil {
 		if err := applyShard(e.informer, s.shard, f.shardOption); err != nil {
 			// Fail closed: an informer that cannot be sharded does not
-			// run, and Ready and WaitForCacheSync name it with err.
-			e.refused = err
-			e.health.observe("", err)
+			// run, rather than list everything.
+			s.refused = fmt.Errorf("not started: %w", err)
 		}
 	}
+	e.refuse(s.refused)
 	f.register(e)
 	return e.informer
 }
@@ -150,8 +151,10 @@ func (f *sharedInformerFactory) resolve(id InformerID) *entry {
 // and watch, as client-go's informers do.
 func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config, client any, example runtime.Object) {
 	// One shard for all the informer's namespaces, which SetShardSelector
-	// may replace until the informer starts.
+	// may replace until the informer starts; one sync gate over all their
+	// first watches.
 	shard := &informerShard{e: e, source: s.shard}
+	e.gate = newSyncGate(s.namespaces)
 	newOne := func(namespace string) cache.SharedIndexInformer {
 		c := cfg
 		c.Namespace, c.Tweak = namespace, s.tweak
@@ -162,6 +165,7 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 			source = namespace
 		}
 		c.Observe = func(err error) { e.health.observe(source, err) }
+		c.Watched = e.gate.watched(namespace)
 		opts := cache.SharedIndexInformerOptions{
 			ResyncPeriod:      s.resync,
 			Indexers:          maps.Clone(s.indexers),
@@ -186,8 +190,9 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 		}
 		informer = multinamespace.New(perNamespace)
 	}
-	e.informer = &shardable{SharedIndexInformer: informer, shard: shard}
+	e.informer = newFactoryInformer(informer, shard, e.gate)
 	f.setTransform(e, s.transform)
+	e.refuse(s.refused)
 }
 
 // watchErrors records the errors of an informer's watch stream, which

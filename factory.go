@@ -34,7 +34,6 @@ import (
 
 	"github.com/kubeinformers/informers/internal/accessor"
 	"github.com/kubeinformers/informers/internalinterfaces"
-	"github.com/kubeinformers/informers/sharding"
 )
 
 // Factory is the factory [New] and [NewForConfig] return: a
@@ -82,35 +81,10 @@ type Factory interface {
 // the option type built on it match client-go's, so that
 // SharedInformerOption has the very same signature.
 type sharedInformerFactory struct {
-	client         kubernetes.Interface
-	dynamicClient  dynamic.Interface
-	metadataClient metadata.Interface
-	namespace      string
-	// namespaceSet records that WithNamespace was given, which
-	// WithNamespaces excludes.
-	namespaceSet bool
-	// namespaces is set by WithNamespaces.
-	namespaces []string
-	// resourceOptions is set by WithResourceOptions (resource_options.go).
-	resourceOptions map[schema.GroupVersionResource]ResourceOptions
-	// shard is the factory-wide shard (shard.go), nil for none, and
-	// shardOption the option that set it; membership, if set, moves it,
-	// from the first Start on (followingMembership).
-	shard               *shardSource
-	shardOption         string
-	membership          *sharding.Membership
-	followingMembership bool
-	tweakListOptions    internalinterfaces.TweakListOptionsFunc
-	defaultResync       time.Duration
-	customResync        map[reflect.Type]time.Duration
-	transform           cache.TransformFunc
-	// leanTransform runs after transform; see WithLeanMemory.
-	leanTransform cache.TransformFunc
-	informerName  *cache.InformerName
-
-	// optionErrs collects what the options found wrong. New returns them;
-	// the client-go compatible constructors log them.
-	optionErrs []error
+	client        kubernetes.Interface
+	defaultResync time.Duration
+	// factoryOptions are the values the options set (options.go).
+	factoryOptions
 
 	// groups caches the group accessors (generated, factory_groups.go).
 	groups groups
@@ -125,6 +99,9 @@ type sharedInformerFactory struct {
 	wg sync.WaitGroup
 	// shuttingDown is set by Shutdown; Start does nothing afterwards.
 	shuttingDown bool
+	// followingMembership is set by the first Start under
+	// WithShardMembership.
+	followingMembership bool
 }
 
 var (
@@ -149,16 +126,28 @@ func NewFilteredSharedInformerFactory(client kubernetes.Interface, defaultResync
 }
 
 // NewSharedInformerFactoryWithOptions returns a factory configured by
-// options. It accepts whatever client-go's does; an option with a bad value
-// is logged and then behaves as it does in client-go. Use [New] to get such
-// mistakes back as an error instead.
+// options. It accepts whatever client-go's does, and logs each option with
+// a bad value. Use [New] to get such mistakes back as an error instead.
+//
+// A bad value of one of client-go's own options then behaves as it does in
+// client-go. A bad value of an option this module adds to narrow what is
+// listed ([WithNamespaces], [WithResourceOptions], the shard options) fails
+// closed: the informers it was meant for never run, so they never list
+// more than asked (all namespaces, unfiltered, unsharded). They make no
+// request and never sync; WaitForCacheSync reports them as not synced
+// without waiting for them, and [Factory.Ready] names each with the option
+// error.
 //
 // The factory it returns is a [Factory]; a type assertion reaches the
 // additional methods.
 func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) SharedInformerFactory {
 	f := newFactory(client, defaultResync, options)
-	for _, err := range f.optionErrs {
-		klog.Background().Error(err, "Ignoring an invalid informer factory option")
+	for _, e := range f.optionErrs {
+		if e.refuses != nil {
+			klog.Background().Error(e.err, "Invalid informer factory option: the informers it narrows will not run")
+		} else {
+			klog.Background().Error(e.err, "Ignoring an invalid informer factory option")
+		}
 	}
 	return f
 }
@@ -179,7 +168,7 @@ func New(client kubernetes.Interface, defaultResync time.Duration, options ...Sh
 		errs = append(errs, fmt.Errorf("the default resync period %v is negative", defaultResync))
 	}
 	f := newFactory(client, defaultResync, options)
-	if err := errors.Join(append(errs, f.optionErrs...)...); err != nil {
+	if err := errors.Join(append(errs, f.errs()...)...); err != nil {
 		return nil, fmt.Errorf("informers: %w", err)
 	}
 	return f, nil
@@ -214,15 +203,17 @@ func NewForConfig(config *rest.Config, defaultResync time.Duration, options ...S
 func newFactory(client kubernetes.Interface, defaultResync time.Duration, options []SharedInformerOption) *sharedInformerFactory {
 	f := &sharedInformerFactory{
 		client:        client,
-		namespace:     metav1.NamespaceAll,
 		defaultResync: defaultResync,
-		customResync:  make(map[reflect.Type]time.Duration),
-		entries:       make(map[registryKey]*entry),
-		byType:        make(map[reflect.Type]*entry),
+		factoryOptions: factoryOptions{
+			namespace:    metav1.NamespaceAll,
+			customResync: make(map[reflect.Type]time.Duration),
+		},
+		entries: make(map[registryKey]*entry),
+		byType:  make(map[reflect.Type]*entry),
 	}
 	for i, opt := range options {
 		if opt == nil {
-			f.optionErrs = append(f.optionErrs, fmt.Errorf("option %d is nil", i))
+			f.invalid(fmt.Errorf("option %d is nil", i))
 			continue
 		}
 		// Options return the factory they configure; upstream trusts that

@@ -20,21 +20,111 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internalinterfaces"
+	"github.com/kubeinformers/informers/sharding"
 )
+
+// This file holds every factory-wide option and the values they set
+// (factoryOptions). An option records its value here and nothing else;
+// settings.go turns the values into each informer's settings. Adding an
+// option means a field and a function here, and its rule in settingsFor.
+// ResourceOptions, the per-resource ones, are in resource_options.go, and
+// the lean-memory options with their transforms in lean.go.
 
 // SharedInformerOption configures a factory at construction. Pass options
 // to [NewSharedInformerFactoryWithOptions] or [New].
 type SharedInformerOption func(*sharedInformerFactory) *sharedInformerFactory
+
+// factoryOptions are the values the options set; sharedInformerFactory
+// embeds them.
+type factoryOptions struct {
+	dynamicClient  dynamic.Interface
+	metadataClient metadata.Interface
+	namespace      string
+	// namespaceSet records that WithNamespace was given, which
+	// WithNamespaces excludes.
+	namespaceSet bool
+	// namespaces is set by WithNamespaces.
+	namespaces []string
+	// resourceOptions is set by WithResourceOptions (resource_options.go).
+	resourceOptions map[schema.GroupVersionResource]ResourceOptions
+	// shard is the factory-wide shard (shard.go), nil for none, and
+	// shardOption the option that set it; membership, if set, moves it,
+	// from the first Start on.
+	shard            *shardSource
+	shardOption      string
+	membership       *sharding.Membership
+	tweakListOptions internalinterfaces.TweakListOptionsFunc
+	customResync     map[reflect.Type]time.Duration
+	transform        cache.TransformFunc
+	// leanTransform runs after transform; see WithLeanMemory (lean.go).
+	leanTransform cache.TransformFunc
+	informerName  *cache.InformerName
+
+	// optionErrs collects what the options found wrong. New returns them;
+	// the client-go compatible constructors log them, and refuse to run
+	// the informers an invalid narrowing option was meant for.
+	optionErrs []optionError
+}
+
+// optionError is an invalid option value.
+//
+// Fail closed: an option that narrows what informers list (namespaces,
+// selectors, shards) must never widen it when its value is bad. New
+// returns every optionError. The client-go compatible constructors, which
+// cannot return an error, log it; for client-go's own options they then
+// behave as client-go does, but an informer that an invalid narrowing
+// option was meant for does not run at all: it makes no request, never
+// syncs, and Ready and WaitForCacheSync name it with the error.
+type optionError struct {
+	err error
+	// refuses reports whether the informer of resource (namespaced or
+	// not) must not run because of err; nil for client-go's options.
+	refuses func(resource schema.GroupVersionResource, namespaced bool) bool
+}
+
+// invalid records an error of one of client-go's own options.
+func (o *factoryOptions) invalid(err error) {
+	o.optionErrs = append(o.optionErrs, optionError{err: err})
+}
+
+// invalidNarrowing records an error of an option that narrows what
+// informers list; the informers refuses selects will not run.
+func (o *factoryOptions) invalidNarrowing(err error, refuses func(schema.GroupVersionResource, bool) bool) {
+	o.optionErrs = append(o.optionErrs, optionError{err: err, refuses: refuses})
+}
+
+// errs returns the errors the options found.
+func (o *factoryOptions) errs() []error {
+	out := make([]error, 0, len(o.optionErrs))
+	for _, e := range o.optionErrs {
+		out = append(out, e.err)
+	}
+	return out
+}
+
+// Which informers an invalid narrowing option refuses.
+var (
+	everyInformer       = func(schema.GroupVersionResource, bool) bool { return true }
+	namespacedInformers = func(_ schema.GroupVersionResource, namespaced bool) bool { return namespaced }
+)
+
+func informersOf(resource schema.GroupVersionResource) func(schema.GroupVersionResource, bool) bool {
+	return func(r schema.GroupVersionResource, _ bool) bool { return r == resource }
+}
 
 // WithCustomResyncConfig sets the resync period of individual types: each
 // key is an object of the type (such as &corev1.Pod{}), each value its
@@ -48,10 +138,10 @@ func WithCustomResyncConfig(resyncConfig map[metav1.Object]time.Duration) Shared
 			t := reflect.TypeOf(obj)
 			switch {
 			case t == nil:
-				factory.optionErrs = append(factory.optionErrs, fmt.Errorf("WithCustomResyncConfig: a nil key names no type (resync period %v)", period))
+				factory.invalid(fmt.Errorf("WithCustomResyncConfig: a nil key names no type (resync period %v)", period))
 				continue
 			case period < 0:
-				factory.optionErrs = append(factory.optionErrs, fmt.Errorf("WithCustomResyncConfig: the resync period %v for %v is negative", period, t))
+				factory.invalid(fmt.Errorf("WithCustomResyncConfig: the resync period %v for %v is negative", period, t))
 				continue
 			}
 			factory.customResync[t] = period
@@ -74,17 +164,65 @@ func WithTweakListOptions(tweakListOptions internalinterfaces.TweakListOptionsFu
 // WithNamespace limits the factory's namespaced informers to one
 // namespace. Cluster-scoped resources (nodes, namespaces, …) are not
 // affected. The empty string, [metav1.NamespaceAll], means all namespaces.
+//
+// An invalid name is an error from [New]; the other constructors log it
+// and pass it on, as client-go does (the server then rejects the requests).
 func WithNamespace(namespace string) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		if namespace != metav1.NamespaceAll {
-			if msgs := validation.IsDNS1123Label(namespace); len(msgs) > 0 {
-				factory.optionErrs = append(factory.optionErrs, fmt.Errorf("WithNamespace: %q is not a valid namespace name: %s", namespace, strings.Join(msgs, "; ")))
+			if err := checkNamespace(namespace); err != nil {
+				factory.invalid(fmt.Errorf("WithNamespace: %w", err))
 			}
 		}
 		factory.namespace = namespace
 		factory.namespaceSet = true
 		return factory
 	}
+}
+
+// WithNamespaces limits the factory's namespaced informers to exactly these
+// namespaces: each gets one list and watch per namespace, and its lister
+// and indexer see their union. Cluster-scoped resources are not affected.
+// Use it instead of [WithNamespace]; giving both is an error from [New].
+// An invalid list is an error from New; under the other constructors the
+// namespaced informers do not run (see [NewSharedInformerFactoryWithOptions]).
+func WithNamespaces(namespaces ...string) SharedInformerOption {
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		if err := checkNamespaces(namespaces); err != nil {
+			factory.invalidNarrowing(fmt.Errorf("WithNamespaces(%q): %w", namespaces, err), namespacedInformers)
+			return factory
+		}
+		factory.namespaces = slices.Clone(namespaces)
+		return factory
+	}
+}
+
+// checkNamespace is the one check of a namespace name.
+func checkNamespace(ns string) error {
+	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+		return fmt.Errorf("%q is not a valid namespace name: %s", ns, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// checkNamespaces checks a list of namespaces: at least one, each valid,
+// none twice.
+func checkNamespaces(namespaces []string) error {
+	var errs []error
+	if len(namespaces) == 0 {
+		errs = append(errs, errors.New("no namespace given"))
+	}
+	seen := make(map[string]bool, len(namespaces))
+	for _, ns := range namespaces {
+		if err := checkNamespace(ns); err != nil {
+			errs = append(errs, err)
+		}
+		if seen[ns] {
+			errs = append(errs, fmt.Errorf("namespace %q is given twice", ns))
+		}
+		seen[ns] = true
+	}
+	return errors.Join(errs...)
 }
 
 // WithTransform sets a function that every informer of the factory applies
@@ -121,7 +259,7 @@ func WithInformerName(informerName *cache.InformerName) SharedInformerOption {
 func WithDynamicClient(client dynamic.Interface) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		if client == nil {
-			factory.optionErrs = append(factory.optionErrs, errors.New("WithDynamicClient: the dynamic.Interface is nil"))
+			factory.invalid(errors.New("WithDynamicClient: the dynamic.Interface is nil"))
 			return factory
 		}
 		factory.dynamicClient = client
@@ -136,10 +274,119 @@ func WithDynamicClient(client dynamic.Interface) SharedInformerOption {
 func WithMetadataClient(client metadata.Interface) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		if client == nil {
-			factory.optionErrs = append(factory.optionErrs, errors.New("WithMetadataClient: the metadata.Interface is nil"))
+			factory.invalid(errors.New("WithMetadataClient: the metadata.Interface is nil"))
 			return factory
 		}
 		factory.metadataClient = client
 		return factory
 	}
+}
+
+// WithShardSelector shards every informer of the factory, of every form and
+// in every namespace, by shardSelector, as client-go v0.38's option of the
+// same name: each list and watch sends shardSelector.String() exactly as
+// given, and each informer keeps only the objects the selector matches,
+// also when the server ignores it (see [Factory.Notices]). shard.go says
+// how it relates to the other shard options.
+//
+// A nil or empty selector ([apisharding.Everything]) means no sharding.
+// Giving it together with [WithShard], [WithNamespaceShard] or
+// [WithShardMembership] is an error from [New]. A selector the server
+// rejects (for example one with two keys) leaves the informers unsynced,
+// and [Factory.Ready] names each with the server's message.
+func WithShardSelector(shardSelector apisharding.Selector) SharedInformerOption {
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		option := "WithShardSelector(nil)"
+		if shardSelector != nil {
+			option = fmt.Sprintf("WithShardSelector(%q)", shardSelector.String())
+		}
+		factory.setShard(option, staticShard(shardSelector, false), everyInformer)
+		return factory
+	}
+}
+
+// WithShard shards every informer of the factory by the hash of
+// object.metadata.uid: the informers of replica index (0-based) of count
+// cache only the objects in that replica's even slice of the hash space.
+// It is [WithShardSelector] with the selector of
+// sharding.NewShardRangeSelector("object.metadata.uid", index, count) of
+// apimachinery v0.38 ([sharding.ForShard] here), byte for byte. A count
+// below 1, or an index outside [0, count), is an error from [New]; under
+// the other constructors no informer runs.
+func WithShard(index, count int) SharedInformerOption {
+	return withStaticShard("WithShard", sharding.FieldUID, index, count)
+}
+
+// WithNamespaceShard is [WithShard] by the hash of the object's namespace,
+// so that all objects of a namespace land on one replica. Unlike
+// [WithShardSelector] with the same selector, it leaves cluster-scoped
+// informers unsharded: their objects have no namespace, and would all land
+// on one replica.
+func WithNamespaceShard(index, count int) SharedInformerOption {
+	return withStaticShard("WithNamespaceShard", sharding.FieldNamespace, index, count)
+}
+
+func withStaticShard(option string, field sharding.Field, index, count int) SharedInformerOption {
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		option := fmt.Sprintf("%s(%d, %d)", option, index, count)
+		nsOnly := field == sharding.FieldNamespace
+		refuses := everyInformer
+		if nsOnly {
+			refuses = namespacedInformers
+		}
+		sel, err := sharding.ForShard(field, index, count)
+		if err != nil {
+			factory.invalidNarrowing(fmt.Errorf("%s: %w", option, err), refuses)
+			return factory
+		}
+		factory.setShard(option, staticShard(sel.APISelector(), nsOnly), refuses)
+		return factory
+	}
+}
+
+// WithShardMembership shards every informer of the factory by the ranges a
+// Lease-based [sharding.Membership] assigns this replica, on field (the
+// UID or the namespace hash). When the membership changes, each informer
+// lists again with its new ranges without a restart: objects that left its
+// shard are delivered to handlers as deletes (cache.DeletedFinalStateUnknown),
+// objects that joined as adds, and the others as updates with an unchanged
+// resource version. Until the first assignment, and while the replica owns
+// no range, the informers cache nothing. As with [WithNamespaceShard],
+// field [sharding.FieldNamespace] leaves cluster-scoped informers unsharded.
+//
+// The caller starts the membership (m.Start) and stops it (m.Stop) around
+// the factory's life; the factory follows its assignments from Start on.
+func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInformerOption {
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		const option = "WithShardMembership"
+		refuses := everyInformer
+		if field == sharding.FieldNamespace {
+			refuses = namespacedInformers
+		}
+		if m == nil {
+			factory.invalidNarrowing(errors.New("WithShardMembership: the *sharding.Membership is nil"), refuses)
+			return factory
+		}
+		if err := field.Validate(); err != nil {
+			factory.invalidNarrowing(fmt.Errorf("%s: %w", option, err), refuses)
+			return factory
+		}
+		src := &shardSource{field: field, nsOnly: field == sharding.FieldNamespace, watches: make(map[watch.Interface]struct{})}
+		if factory.setShard(option, src, refuses) {
+			factory.membership = m
+		}
+		return factory
+	}
+}
+
+// setShard makes src (nil: no sharding) the factory-wide shard, given by
+// option. A second shard option is an error: combining two would either
+// widen or silently narrow what the first asked for.
+func (o *factoryOptions) setShard(option string, src *shardSource, refuses func(schema.GroupVersionResource, bool) bool) bool {
+	if o.shardOption != "" {
+		o.invalidNarrowing(fmt.Errorf("%s: the factory is already sharded by %s; give one of WithShardSelector, WithShard, WithNamespaceShard and WithShardMembership", option, o.shardOption), refuses)
+		return false
+	}
+	o.shardOption, o.shard = option, src
+	return true
 }

@@ -21,15 +21,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internalinterfaces"
@@ -94,16 +91,19 @@ type ResourceOptions struct {
 // WithResourceOptions sets the options of one resource; see
 // [ResourceOptions] for how they combine with the factory-wide ones.
 // Invalid values, a resource given twice, and a resource the factory cannot
-// serve are errors from [New] that name the resource and the value.
+// serve are errors from [New] that name the resource and the value. Under
+// the client-go compatible constructors the resource's informers then do
+// not run: they never list it unfiltered (see
+// [NewSharedInformerFactoryWithOptions]).
 func WithResourceOptions(resource schema.GroupVersionResource, options ResourceOptions) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		if _, dup := factory.resourceOptions[resource]; dup {
-			factory.optionErrs = append(factory.optionErrs, fmt.Errorf("WithResourceOptions(%v): given twice", resource))
+			factory.invalidNarrowing(fmt.Errorf("WithResourceOptions(%v): given twice", resource), informersOf(resource))
 			return factory
 		}
 		errs := checkResourceOptions(resource, options)
 		if len(errs) > 0 {
-			factory.optionErrs = append(factory.optionErrs, fmt.Errorf("WithResourceOptions(%v): %w", resource, errors.Join(errs...)))
+			factory.invalidNarrowing(fmt.Errorf("WithResourceOptions(%v): %w", resource, errors.Join(errs...)), informersOf(resource))
 			return factory
 		}
 		if factory.resourceOptions == nil {
@@ -114,39 +114,6 @@ func WithResourceOptions(resource schema.GroupVersionResource, options ResourceO
 		factory.resourceOptions[resource] = options
 		return factory
 	}
-}
-
-// WithNamespaces limits the factory's namespaced informers to exactly these
-// namespaces: each gets one list and watch per namespace, and its lister
-// and indexer see their union. Cluster-scoped resources are not affected.
-// Use it instead of [WithNamespace]; giving both is an error from [New].
-func WithNamespaces(namespaces ...string) SharedInformerOption {
-	return func(factory *sharedInformerFactory) *sharedInformerFactory {
-		if err := checkNamespaces(namespaces); err != nil {
-			factory.optionErrs = append(factory.optionErrs, fmt.Errorf("WithNamespaces: %w", err))
-			return factory
-		}
-		factory.namespaces = slices.Clone(namespaces)
-		return factory
-	}
-}
-
-func checkNamespaces(namespaces []string) error {
-	var errs []error
-	if len(namespaces) == 0 {
-		errs = append(errs, errors.New("no namespace given"))
-	}
-	seen := make(map[string]bool, len(namespaces))
-	for _, ns := range namespaces {
-		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("%q is not a valid namespace name: %s", ns, strings.Join(msgs, "; ")))
-		}
-		if seen[ns] {
-			errs = append(errs, fmt.Errorf("namespace %q is given twice", ns))
-		}
-		seen[ns] = true
-	}
-	return errors.Join(errs...)
 }
 
 // checkResourceOptions says what is wrong with the options of resource,
@@ -203,19 +170,6 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 	return errs
 }
 
-// checkFactoryOptions checks what only the whole set of options can tell;
-// newFactory calls it once every option has run.
-func (f *sharedInformerFactory) checkFactoryOptions() {
-	if len(f.namespaces) > 0 && f.namespaceSet {
-		f.optionErrs = append(f.optionErrs, fmt.Errorf("WithNamespace(%q) and WithNamespaces(%q) both given: use one", f.namespace, f.namespaces))
-	}
-	for _, resource := range slices.SortedFunc(maps.Keys(f.resourceOptions), compareResources) {
-		if !isBuiltIn(resource) && f.dynamicClient == nil && f.metadataClient == nil {
-			f.optionErrs = append(f.optionErrs, fmt.Errorf("WithResourceOptions(%v): the resource is not built in and the factory has no dynamic or metadata client to serve it (use NewForConfig or WithDynamicClient)", resource))
-		}
-	}
-}
-
 // shardSelector is the resource's own selector, from either field; nil
 // when neither is set.
 func (o ResourceOptions) shardSelector() apisharding.Selector {
@@ -228,81 +182,3 @@ func (o ResourceOptions) shardSelector() apisharding.Selector {
 	return nil
 }
 
-func compareResources(a, b schema.GroupVersionResource) int {
-	return strings.Compare(a.String(), b.String())
-}
-
-// settings are the effective options of one informer, after precedence.
-type settings struct {
-	// namespaces to list and watch: one "" for all namespaces (or a
-	// cluster-scoped resource), several for a composite informer.
-	namespaces []string
-	tweak      func(*metav1.ListOptions)
-	resync     time.Duration
-	transform  cache.TransformFunc
-	indexers   cache.Indexers
-	shard      *shardSource // nil: not sharded
-}
-
-// settingsFor applies the precedence rules of [ResourceOptions] for one
-// informer. namespace and tweak are the base ones: for a typed informer
-// those its group was built with, the factory's for the other forms.
-// namespaced is whether the resource lives in namespaces (true when not
-// known, as for a custom resource).
-func (f *sharedInformerFactory) settingsFor(id InformerID, namespaced bool, namespace string, tweak internalinterfaces.TweakListOptionsFunc) settings {
-	ro := f.resourceOptions[id.Resource]
-	s := settings{namespaces: []string{metav1.NamespaceAll}, resync: f.defaultResync, transform: f.transform}
-	if period, ok := f.customResync[id.Type]; ok && id.Form == FormTyped {
-		s.resync = period
-	}
-	if ro.ResyncPeriod > 0 {
-		s.resync = ro.ResyncPeriod
-	}
-	if ro.Transform != nil {
-		s.transform = ro.Transform
-	}
-	switch {
-	case !namespaced:
-	case len(ro.Namespaces) > 0:
-		s.namespaces = slices.Clone(ro.Namespaces)
-	case len(f.namespaces) > 0 && namespace == metav1.NamespaceAll:
-		s.namespaces = slices.Clone(f.namespaces)
-	default:
-		s.namespaces = []string{namespace}
-	}
-	switch own := ro.shardSelector(); {
-	case own != nil:
-		s.shard = staticShard(own, false) // nil for an empty one: unsharded
-	case f.shard != nil && f.shard.appliesTo(namespaced):
-		s.shard = f.shard
-	}
-	s.indexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	maps.Copy(s.indexers, ro.Indexers)
-	label, field, own := ro.LabelSelector, ro.FieldSelector, ro.TweakListOptions
-	if tweak == nil && label == "" && field == "" && own == nil {
-		return s
-	}
-	s.tweak = func(opts *metav1.ListOptions) {
-		if tweak != nil {
-			tweak(opts)
-		}
-		opts.LabelSelector = andSelectors(opts.LabelSelector, label)
-		opts.FieldSelector = andSelectors(opts.FieldSelector, field)
-		if own != nil {
-			own(opts)
-		}
-	}
-	return s
-}
-
-// andSelectors joins two selectors in the syntax of metav1.ListOptions,
-// where a comma means AND.
-func andSelectors(a, b string) string {
-	switch {
-	case b == "":
-		return a
-	case a == "":
-		return b
-	}
-	return a + "," + b
-}

@@ -18,9 +18,7 @@ package informers
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,103 +53,6 @@ import (
 //
 // A factory takes at most one of the first three; the last two override
 // it, for one resource or one informer.
-
-// WithShardSelector shards every informer of the factory, of every form and
-// in every namespace, by shardSelector, as client-go v0.38's option of the
-// same name: each list and watch sends shardSelector.String() exactly as
-// given, and each informer keeps only the objects the selector matches,
-// also when the server ignores it (see [Factory.Notices]).
-//
-// A nil or empty selector ([apisharding.Everything]) means no sharding.
-// Giving it together with [WithShard], [WithNamespaceShard] or
-// [WithShardMembership] is an error from [New]. A selector the server
-// rejects (for example one with two keys) leaves the informers unsynced,
-// and [Factory.Ready] names each with the server's message.
-func WithShardSelector(shardSelector apisharding.Selector) SharedInformerOption {
-	return func(factory *sharedInformerFactory) *sharedInformerFactory {
-		option := "WithShardSelector(nil)"
-		if shardSelector != nil {
-			option = fmt.Sprintf("WithShardSelector(%q)", shardSelector.String())
-		}
-		factory.setShard(option, staticShard(shardSelector, false))
-		return factory
-	}
-}
-
-// WithShard shards every informer of the factory by the hash of
-// object.metadata.uid: the informers of replica index (0-based) of count
-// cache only the objects in that replica's even slice of the hash space.
-// It is [WithShardSelector] with the selector of
-// sharding.NewShardRangeSelector("object.metadata.uid", index, count) of
-// apimachinery v0.38 ([sharding.ForShard] here), byte for byte. A count
-// below 1, or an index outside [0, count), is an error from [New].
-func WithShard(index, count int) SharedInformerOption {
-	return withStaticShard("WithShard", sharding.FieldUID, index, count)
-}
-
-// WithNamespaceShard is [WithShard] by the hash of the object's namespace,
-// so that all objects of a namespace land on one replica. Unlike
-// [WithShardSelector] with the same selector, it leaves cluster-scoped
-// informers unsharded: their objects have no namespace, and would all land
-// on one replica.
-func WithNamespaceShard(index, count int) SharedInformerOption {
-	return withStaticShard("WithNamespaceShard", sharding.FieldNamespace, index, count)
-}
-
-func withStaticShard(option string, field sharding.Field, index, count int) SharedInformerOption {
-	return func(factory *sharedInformerFactory) *sharedInformerFactory {
-		option := fmt.Sprintf("%s(%d, %d)", option, index, count)
-		sel, err := sharding.ForShard(field, index, count)
-		if err != nil {
-			factory.optionErrs = append(factory.optionErrs, fmt.Errorf("%s: %w", option, err))
-			return factory
-		}
-		factory.setShard(option, staticShard(sel.APISelector(), field == sharding.FieldNamespace))
-		return factory
-	}
-}
-
-// WithShardMembership shards every informer of the factory by the ranges a
-// Lease-based [sharding.Membership] assigns this replica, on field (the
-// UID or the namespace hash). When the membership changes, each informer
-// lists again with its new ranges without a restart: objects that left its
-// shard are delivered to handlers as deletes (cache.DeletedFinalStateUnknown),
-// objects that joined as adds, and the others as updates with an unchanged
-// resource version. Until the first assignment, and while the replica owns
-// no range, the informers cache nothing. As with [WithNamespaceShard],
-// field [sharding.FieldNamespace] leaves cluster-scoped informers unsharded.
-//
-// The caller starts the membership (m.Start) and stops it (m.Stop) around
-// the factory's life; the factory follows its assignments from Start on.
-func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInformerOption {
-	return func(factory *sharedInformerFactory) *sharedInformerFactory {
-		const option = "WithShardMembership"
-		if m == nil {
-			factory.optionErrs = append(factory.optionErrs, errors.New("WithShardMembership: the *sharding.Membership is nil"))
-			return factory
-		}
-		if err := field.Validate(); err != nil {
-			factory.optionErrs = append(factory.optionErrs, fmt.Errorf("%s: %w", option, err))
-			return factory
-		}
-		if factory.setShard(option, &shardSource{field: field, nsOnly: field == sharding.FieldNamespace, watches: make(map[watch.Interface]struct{})}) {
-			factory.membership = m
-		}
-		return factory
-	}
-}
-
-// setShard makes src (nil: no sharding) the factory-wide shard, given by
-// option. A second shard option is an error: combining two would either
-// widen or silently narrow what the first asked for.
-func (f *sharedInformerFactory) setShard(option string, src *shardSource) bool {
-	if f.shardOption != "" {
-		f.optionErrs = append(f.optionErrs, fmt.Errorf("%s: the factory is already sharded by %s; give one of WithShardSelector, WithShard, WithNamespaceShard and WithShardMembership", option, f.shardOption))
-		return false
-	}
-	f.shardOption, f.shard = option, src
-	return true
-}
 
 // shardSource is a shard in force, static or following a membership, and
 // the watches running under it.
@@ -329,45 +230,11 @@ func (is *informerShard) start() {
 	is.mu.Unlock()
 }
 
-// shardable is how the factory hands out every informer it builds: the
-// informer itself, with SetShardSelector. client-go's SharedInformer has
-// that method from v0.38 on; on older client-go it is this module's
-// addition. Either way it acts on the factory's own list/watch, so that
-// the selector is sent as given, filtered on the client when the server
-// ignores it, and reported in Notices.
-type shardable struct {
-	cache.SharedIndexInformer
-	shard *informerShard
-}
-
-// SetShardSelector limits the informer to the objects selector matches,
-// in every namespace it lists, replacing the factory's shard for this
-// informer; a nil or empty selector means no sharding. It must be called
-// before the informer starts; afterwards it returns an error and changes
-// nothing.
-func (s *shardable) SetShardSelector(selector apisharding.Selector) error {
-	return s.shard.setSelector(selector)
-}
-
-// Run marks the shard fixed, then runs the informer.
-func (s *shardable) Run(stopCh <-chan struct{}) {
-	s.shard.start()
-	s.SharedIndexInformer.Run(stopCh)
-}
-
-// RunWithContext marks the shard fixed, then runs the informer.
-func (s *shardable) RunWithContext(ctx context.Context) {
-	s.shard.start()
-	s.SharedIndexInformer.RunWithContext(ctx)
-}
-
 // shardSetter is an informer that takes a shard selector: client-go's from
 // v0.38 on, and every informer of this factory.
 type shardSetter interface {
 	SetShardSelector(selector apisharding.Selector) error
 }
-
-var _ shardSetter = &shardable{}
 
 // applyShard gives an informer built by InformerFor's newFunc, which the
 // factory's list/watch does not serve, the factory's shard through its own
@@ -383,21 +250,4 @@ func applyShard(informer cache.SharedIndexInformer, src *shardSource, option str
 		return fmt.Errorf("%s: the informer %T built by InformerFor's newFunc has no SetShardSelector (client-go before v0.38), so it cannot be sharded", option, informer)
 	}
 	return setter.SetShardSelector(src.selector())
-}
-
-// Notices returns what an operator should know about the factory's
-// informers that does not make them unready, such as a server that ignored
-// the shard selector (the informers then filter on the client). Each
-// informer reports a condition once.
-func (f *sharedInformerFactory) Notices() []string {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	var out []string
-	for _, e := range f.all() {
-		if msg := e.shardNotice.Load(); msg != nil {
-			out = append(out, fmt.Sprintf("%s: %s", e.id, *msg))
-		}
-	}
-	slices.Sort(out)
-	return out
 }

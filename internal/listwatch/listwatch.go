@@ -84,6 +84,10 @@ type Config struct {
 	// Observe, if set, is told the outcome of every list and of every
 	// watch it starts: nil on success. The factory's readiness uses it.
 	Observe func(err error)
+	// Watched, if set, is told the outcome of every watch request, once
+	// it has returned: from then on the server sends every change, so the
+	// factory's "synced" waits for the first one (informer.go).
+	Watched func(err error)
 	// Shard, if set, shards the informer: see [Sharder].
 	Shard Sharder
 }
@@ -183,6 +187,9 @@ func New(cfg Config) *cache.ListWatch {
 		}
 		w, err := r.Watch(ctx, opts)
 		observe(err)
+		if cfg.Watched != nil {
+			cfg.Watched(err)
+		}
 		if err != nil || keep == nil {
 			return w, err
 		}

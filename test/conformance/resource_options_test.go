@@ -74,7 +74,7 @@ func TestResourceOptionsBadInput(t *testing.T) {
 		{"namespace index", []informers.SharedInformerOption{informers.WithResourceOptions(podsGVR, informers.ResourceOptions{Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}})}, []string{"pods", `"namespace" is the namespace index`}},
 		{"both namespace options", []informers.SharedInformerOption{informers.WithNamespace("a"), informers.WithNamespaces("b", "c")}, []string{`WithNamespace("a")`, `WithNamespaces(["b" "c"])`}},
 		{"WithNamespaces bad", []informers.SharedInformerOption{informers.WithNamespaces("a", "a", "B")}, []string{"WithNamespaces", `"a" is given twice`, `"B" is not a valid`}},
-		{"WithNamespaces empty", []informers.SharedInformerOption{informers.WithNamespaces()}, []string{"WithNamespaces: no namespace given"}},
+		{"WithNamespaces empty", []informers.SharedInformerOption{informers.WithNamespaces()}, []string{"WithNamespaces([]): no namespace given"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := informers.New(fake.NewClientset(), 0, tc.opts...)

@@ -1,0 +1,195 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"context"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+)
+
+// This file holds what every informer the factory builds is wrapped in:
+// SetShardSelector, and a "synced" that means no event is lost.
+//
+// client-go's informer has synced once its initial list is in the cache.
+// When that list came from a LIST request, the WATCH that follows it is
+// only sent afterwards, and a change made between the two is still
+// delivered by a real server, which replays from the list's resource
+// version; a fake clientset cannot replay, so a unit test that mutates
+// right after WaitForCacheSync loses the event now and then. client-go's
+// dynamic and metadata factories hide this by polling every 100 ms. The
+// factory's informers instead report synced once the initial list is in
+// the cache and the first watch of each namespace has returned: the list
+// and watch layer (internal/listwatch) reports every watch request, so
+// this needs no sleep. With the watch-list stream the two are one request,
+// and nothing changes.
+
+// factoryInformer is an informer of the factory: the informer itself, with
+// SetShardSelector and a HasSynced that includes the first watch.
+type factoryInformer struct {
+	cache.SharedIndexInformer
+	shard   *informerShard
+	gate    *syncGate
+	checker *gatedChecker
+}
+
+var (
+	_ cache.SharedIndexInformer = &factoryInformer{}
+	_ shardSetter               = &factoryInformer{}
+)
+
+func newFactoryInformer(informer cache.SharedIndexInformer, shard *informerShard, gate *syncGate) *factoryInformer {
+	return &factoryInformer{
+		SharedIndexInformer: informer,
+		shard:               shard,
+		gate:                gate,
+		checker:             &gatedChecker{inner: informer.HasSyncedChecker(), done: make(chan struct{})},
+	}
+}
+
+// SetShardSelector limits the informer to the objects selector matches,
+// in every namespace it lists, replacing the factory's shard for this
+// informer; a nil or empty selector means no sharding. It must be called
+// before the informer starts; afterwards it returns an error and changes
+// nothing. client-go's SharedInformer has the method from v0.38 on; here
+// it acts on the factory's own list and watch, so that the selector is
+// sent as given, checked on the client and reported in Notices.
+func (i *factoryInformer) SetShardSelector(selector apisharding.Selector) error {
+	return i.shard.setSelector(selector)
+}
+
+// HasSynced reports whether the initial list is in the cache and the first
+// watch of every namespace has returned.
+func (i *factoryInformer) HasSynced() bool {
+	return i.gate.isOpen() && i.SharedIndexInformer.HasSynced()
+}
+
+// HasSyncedChecker is HasSynced as a [cache.DoneChecker].
+func (i *factoryInformer) HasSyncedChecker() cache.DoneChecker { return i.checker }
+
+// Run runs the informer until stopCh is closed.
+func (i *factoryInformer) Run(stopCh <-chan struct{}) {
+	i.RunWithContext(wait.ContextForChannel(stopCh))
+}
+
+// RunWithContext fixes the informer's shard, then runs it until ctx is
+// done, and closes its sync checker once it has synced.
+func (i *factoryInformer) RunWithContext(ctx context.Context) {
+	i.shard.start()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := make(chan struct{})
+	defer close(stop)
+	wg.Go(func() {
+		select {
+		case <-i.checker.inner.Done():
+		case <-stop:
+			return
+		}
+		select {
+		case <-i.gate.open:
+			i.checker.close()
+		case <-stop:
+		}
+	})
+	i.SharedIndexInformer.RunWithContext(ctx)
+}
+
+// gatedChecker is done once its inner checker is and the gate is open.
+type gatedChecker struct {
+	inner cache.DoneChecker
+	once  sync.Once
+	done  chan struct{}
+}
+
+func (c *gatedChecker) Name() string          { return c.inner.Name() }
+func (c *gatedChecker) Done() <-chan struct{} { return c.done }
+func (c *gatedChecker) close()                { c.once.Do(func() { close(c.done) }) }
+
+// syncGate opens once the first watch of each of an informer's namespaces
+// has returned. A first watch that fails in a way a retry will not fix
+// (forbidden, unauthorized, not found, bad request) is recorded, so that
+// WaitForCacheSync reports it instead of waiting for ever; a later watch
+// that succeeds still opens the gate.
+type syncGate struct {
+	open chan struct{}
+
+	mu       sync.Mutex
+	pending  map[string]bool
+	failed   error
+	failedCh chan struct{}
+}
+
+func newSyncGate(namespaces []string) *syncGate {
+	g := &syncGate{open: make(chan struct{}), pending: make(map[string]bool, len(namespaces)), failedCh: make(chan struct{})}
+	for _, ns := range namespaces {
+		g.pending[ns] = true
+	}
+	return g
+}
+
+// watched returns the listwatch.Config.Watched hook of one namespace.
+func (g *syncGate) watched(namespace string) func(error) {
+	return func(err error) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if !g.pending[namespace] {
+			return
+		}
+		if err != nil {
+			if g.failed == nil && terminal(err) {
+				g.failed = err
+				close(g.failedCh)
+			}
+			return
+		}
+		delete(g.pending, namespace)
+		if len(g.pending) == 0 {
+			close(g.open)
+		}
+	}
+}
+
+func (g *syncGate) isOpen() bool {
+	select {
+	case <-g.open:
+		return true
+	default:
+		return false
+	}
+}
+
+// failure is the terminal error of a first watch while the gate is shut.
+func (g *syncGate) failure() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.pending) == 0 {
+		return nil
+	}
+	return g.failed
+}
+
+// terminal reports an error that the reflector's retries will not fix
+// without someone changing the cluster (RBAC, the resource).
+func terminal(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) ||
+		apierrors.IsMethodNotSupported(err) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err)
+}

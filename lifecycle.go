@@ -1,0 +1,193 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// This file runs and stops the factory's informers: Start, Shutdown,
+// RemoveInformer and WaitForCacheSync. Each informer runs under its own
+// context, so that RemoveInformer can stop one alone.
+
+func (f *sharedInformerFactory) Start(stopCh <-chan struct{}) {
+	f.StartWithContext(wait.ContextForChannel(stopCh))
+}
+
+func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+
+	if f.shuttingDown {
+		return
+	}
+	if f.membership != nil && !f.followingMembership {
+		// Follow the Lease-based assignment for as long as the first
+		// Start's context; the informers switch ranges as it changes.
+		f.followingMembership = true
+		f.wg.Go(func() { f.shard.follow(ctx, f.membership) })
+	}
+	for _, e := range f.all() {
+		if e.done != nil {
+			continue
+		}
+		ictx, cancel := context.WithCancelCause(ctx)
+		done := make(chan struct{})
+		e.cancel, e.done = cancel, done
+		if e.refused != nil {
+			// Counted as started, so that WaitForCacheSync and Ready
+			// report it, but never run.
+			close(done)
+			continue
+		}
+		f.wg.Go(func() {
+			defer close(done)
+			e.informer.RunWithContext(ictx)
+		})
+	}
+}
+
+func (f *sharedInformerFactory) Shutdown() {
+	// Setting shuttingDown under the lock orders it after any Start in
+	// progress, so wg.Wait below sees every goroutine Start added.
+	f.lock.Lock()
+	f.shuttingDown = true
+	f.lock.Unlock()
+
+	f.wg.Wait()
+	f.informerName.Release()
+}
+
+// RemoveInformer stops every informer the factory holds for resource, in
+// every form (typed or dynamic, and metadata), waits until their goroutines
+// have ended and drops them with their caches and event handlers. It
+// reports whether there was one.
+//
+// Other informers keep running. Asking for the resource again afterwards
+// (an accessor, ForResource, ForMetadata) builds a fresh informer, which the
+// next Start runs. Listers and informers obtained before the removal keep
+// pointing at the stopped informer, whose store is emptied: get them again.
+func (f *sharedInformerFactory) RemoveInformer(resource schema.GroupVersionResource) bool {
+	f.lock.Lock()
+	var removed []*entry
+	for key, e := range f.entries {
+		if key.resource != resource {
+			continue
+		}
+		delete(f.entries, key)
+		if e.id.Type != nil && f.byType[e.id.Type] == e {
+			delete(f.byType, e.id.Type)
+		}
+		e.removed.Store(true)
+		removed = append(removed, e)
+	}
+	f.lock.Unlock()
+
+	// Wait outside the lock: an informer's handlers may call back into the
+	// factory (a Lister(), say) while they drain.
+	for _, e := range removed {
+		if e.cancel != nil {
+			e.cancel(errRemoved)
+			<-e.done
+		}
+		// Release the memory even if someone still holds the informer.
+		if err := e.informer.GetStore().Replace(nil, ""); err != nil {
+			klog.Background().Error(err, "Cannot empty the store of a removed informer", "informer", e.id)
+		}
+	}
+	return len(removed) > 0
+}
+
+func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool {
+	return f.WaitForCacheSyncWithContext(wait.ContextForChannel(stopCh)).Synced
+}
+
+// WaitForCacheSyncWithContext waits until every started informer has synced
+// or ctx is done. Synced is keyed by object type, as in client-go: dynamic
+// informers share *unstructured.Unstructured and metadata informers
+// *metav1.PartialObjectMetadata, each true only if all of that form
+// synced; [Factory.SyncStatus] tells them apart by resource.
+//
+// An informer has synced once its initial list is in the cache and its
+// first watch (in every namespace) has returned, so that a change made
+// after this returns reaches its handlers, also with a fake clientset. It
+// does not wait for an informer that an invalid option keeps from running
+// (see [NewSharedInformerFactoryWithOptions]), nor for one whose first
+// watch failed in a way a retry will not fix (forbidden, say): it reports
+// them as not synced at once. Err names each informer that has not synced
+// with the reason, and wraps the context's cause when ctx ended first.
+func (f *sharedInformerFactory) WaitForCacheSyncWithContext(ctx context.Context) cache.SyncResult {
+	started := f.started()
+	var wg sync.WaitGroup
+	for _, e := range started {
+		if e.refused != nil {
+			continue
+		}
+		wg.Go(func() { waitSynced(ctx, e) })
+	}
+	wg.Wait()
+
+	res := cache.SyncResult{Synced: make(map[reflect.Type]bool, len(started))}
+	var unsynced []string
+	for _, e := range started {
+		synced := e.informer.HasSynced()
+		t := e.id.Type
+		if prev, seen := res.Synced[t]; seen {
+			synced = synced && prev
+		}
+		res.Synced[t] = synced
+		if !synced {
+			unsynced = append(unsynced, describe(e))
+		}
+	}
+	if len(unsynced) > 0 {
+		slices.Sort(unsynced)
+		msg := "caches not synced: " + strings.Join(unsynced, "; ")
+		if cause := context.Cause(ctx); cause != nil {
+			// Wrapping the cause keeps errors.Is(err, context.DeadlineExceeded).
+			res.Err = fmt.Errorf("%w; %s", cause, msg)
+		} else {
+			res.Err = errors.New(msg)
+		}
+	}
+	return res
+}
+
+// waitSynced returns once e has synced, its first watch has failed for
+// good, or ctx is done.
+func waitSynced(ctx context.Context, e *entry) {
+	var failed <-chan struct{}
+	if e.gate != nil {
+		failed = e.gate.failedCh
+	}
+	select {
+	case <-e.informer.HasSyncedChecker().Done():
+	case <-failed:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,152 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// This file reports on the factory's informers without making a request:
+// Ready, SyncStatus and Notices, and the per-informer health they read.
+
+// health is the last error each of an informer's list/watch sources (one
+// per namespace) got, until a later list or watch of it succeeds.
+type health struct {
+	mu   sync.Mutex
+	errs map[string]error
+}
+
+func (h *health) observe(source string, err error) {
+	// An expired resource version (410) is how a watch normally ends
+	// after etcd compaction; the reflector relists at once. It says
+	// nothing about whether the informer can serve.
+	if err != nil && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || errors.Is(err, context.Canceled)) {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		delete(h.errs, source)
+		return
+	}
+	if h.errs == nil {
+		h.errs = make(map[string]error)
+	}
+	h.errs[source] = err
+}
+
+// last returns the errors of the failing sources, or nil.
+func (h *health) last() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch len(h.errs) {
+	case 0:
+		return nil
+	case 1:
+		for source, err := range h.errs {
+			if source == "" {
+				return err
+			}
+		}
+	}
+	var parts []string
+	for _, source := range slices.Sorted(maps.Keys(h.errs)) {
+		parts = append(parts, fmt.Sprintf("namespace %s: %v", source, h.errs[source]))
+	}
+	return errors.New(strings.Join(parts, "; "))
+}
+
+// SyncStatus reports, for every informer Start has run, whether it has
+// synced (see [Factory.WaitForCacheSyncWithContext] for what that means).
+// Unlike WaitForCacheSync's map it tells resources of the same Go type
+// apart, such as two custom resources.
+func (f *sharedInformerFactory) SyncStatus() map[InformerID]bool {
+	started := f.started()
+	out := make(map[InformerID]bool, len(started))
+	for _, e := range started {
+		out[e.id] = e.informer.HasSynced()
+	}
+	return out
+}
+
+// Ready returns nil when every informer Start has run has synced and its
+// last list or watch succeeded. Otherwise it returns one error that names
+// each informer that is not ready with the last error it got, such as
+//
+//	informers not ready: pods (v1): not synced: pods is forbidden: User "x" cannot list resource "pods" ...
+//
+// An informer that an invalid option keeps from running is named with the
+// option's error. Ready makes no request and takes no lock that an
+// informer holds, so it can back a /readyz endpoint; see the example of
+// [Factory].
+func (f *sharedInformerFactory) Ready() error {
+	var problems []string
+	for _, e := range f.started() {
+		if !e.informer.HasSynced() {
+			problems = append(problems, describe(e))
+		} else if err := e.health.last(); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: failing: %v", e.id, err))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	slices.Sort(problems)
+	return fmt.Errorf("informers not ready: %s", strings.Join(problems, "; "))
+}
+
+// describe says why e has not synced: the option that keeps it from
+// running, its first watch's failure, or the last error it got, if any.
+func describe(e *entry) string {
+	if e.refused != nil {
+		return fmt.Sprintf("%s: %v", e.id, e.refused)
+	}
+	if e.gate != nil {
+		if err := e.gate.failure(); err != nil {
+			return fmt.Sprintf("%s: not synced: the first watch failed: %v", e.id, err)
+		}
+	}
+	if err := e.health.last(); err != nil {
+		return fmt.Sprintf("%s: not synced: %v", e.id, err)
+	}
+	return fmt.Sprintf("%s: not synced", e.id)
+}
+
+// Notices returns what an operator should know about the factory's
+// informers that does not make them unready, such as a server that ignored
+// the shard selector (the informers then filter on the client). Each
+// informer reports a condition once.
+func (f *sharedInformerFactory) Notices() []string {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	var out []string
+	for _, e := range f.all() {
+		if msg := e.shardNotice.Load(); msg != nil {
+			out = append(out, fmt.Sprintf("%s: %s", e.id, *msg))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
