@@ -55,19 +55,30 @@ type Factory interface {
 	// [WithMetadataClient]).
 	ForMetadata(resource schema.GroupVersionResource) (GenericInformer, error)
 
-	// RemoveInformer stops and drops every informer the factory holds for
-	// resource, in every form, and reports whether there was one. The
-	// other informers keep running. See the method's documentation on
-	// the implementation for the details.
+	// RemoveInformer stops every informer the factory holds for resource,
+	// in every form (typed or dynamic, and metadata), waits until their
+	// goroutines have ended, and drops them with their caches and event
+	// handlers. It reports whether there was one.
+	//
+	// The other informers keep running. Asking for the resource again
+	// afterwards (an accessor, ForResource, ForMetadata) builds a fresh
+	// informer, which the next Start runs. Listers and informers obtained
+	// before the removal keep pointing at the stopped informer, whose
+	// store is emptied: get them again. Use it when a custom resource's
+	// CRD is deleted, or a controller stops needing a resource.
 	RemoveInformer(resource schema.GroupVersionResource) bool
 
 	// Ready returns nil when every started informer has synced and its
 	// last list or watch succeeded; otherwise one error naming each
-	// informer that is not, with the last error it got. It is cheap: it
-	// makes no request, so it can back a /readyz endpoint.
+	// informer that is not, with the last error it got (or the invalid
+	// option that keeps it from running). It is cheap: it makes no
+	// request, so it can back a /readyz endpoint.
 	Ready() error
 
-	// SyncStatus reports, per started informer, whether it has synced.
+	// SyncStatus reports, per started informer, whether it has synced:
+	// its initial list is in the cache and its first watch has returned.
+	// Unlike WaitForCacheSync's map, keyed by Go type, it tells apart
+	// resources of one type, such as two custom resources.
 	SyncStatus() map[InformerID]bool
 
 	// Notices returns conditions an operator should know of that do not

@@ -140,14 +140,23 @@ var builtInResources = func() map[schema.GroupVersionResource]struct{} {
 	return m
 }()
 
-// SupportedResources returns every resource that ForResource accepts,
-// grouped by API group and version. The slice is a copy.
+// SupportedResources returns the built-in resources: those with a typed
+// informer and accessor in this module, which ForResource serves with the
+// typed informer on any factory. A factory with a dynamic client serves
+// any other resource too, as a dynamic informer. The slice is sorted by
+// API group and version, and is a copy.
 func SupportedResources() []schema.GroupVersionResource {
 	return slices.Clone(supportedResources)
 }
 
-// IsNamespaced reports whether resource is one of the supported resources
-// whose objects live in a namespace. WithNamespace only limits those.
+// IsNamespaced reports whether resource is one of the built-in resources
+// ([SupportedResources]) whose objects live in a namespace. It is false for
+// every other resource, custom resources included, whose scope is not
+// known without discovery: the factory treats those as namespaced, so
+// that WithNamespace and WithNamespaces apply to them; a cluster-scoped
+// custom resource under either is then requested in a namespace, which
+// the server answers with 404 Not Found (Ready names it). Serve such a
+// resource from a factory without WithNamespace or WithNamespaces.
 func IsNamespaced(resource schema.GroupVersionResource) bool {
 	return namespacedResources[resource]
 }
