@@ -202,7 +202,7 @@ tidy_module() {
 				fi
 			done
 			echo "tidy ($dir): the module proxy refuses $mv, and hack/lib.sh proxy_gaps has no workaround for it; what needs it:" >&2
-			grep -B8 -F "$mv" "$log" | head -40 >&2
+			grep -B8 -F "$mv" "$log" | head -40 >&2 || true
 			rm -f "$log"
 			return 1
 		done < <(refused_modules "$log")

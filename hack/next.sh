@@ -109,9 +109,14 @@ copy_repo() {
 }
 step "copy the repository" copy_repo
 # hack/testenv (the e2e server's sources; its module graph is all of
-# k8s.io/kubernetes) is tidied in the e2e step, only with -e2e.
+# k8s.io/kubernetes) is tidied only with -e2e, at once, so that a server the
+# module proxy cannot serve the sources of fails in seconds.
 step "hack/bump.sh -skip hack/testenv $version (bump, tidy, regenerate)" \
 	"$copy/hack/bump.sh" -skip hack/testenv "$version"
+if [ "$e2e" = 1 ]; then
+	kv=$(kube_version "$version")
+	step "tidy hack/testenv (k8s.io/kubernetes $kv, for -e2e)" tidy_module "$copy/hack/testenv"
+fi
 
 # The modules whose packages are checked: the library and the
 # apiserver-free test module (conformance, clientgo).
@@ -152,9 +157,7 @@ step "API parity with client-go $version (hack/apiparity)" parity
 
 suffix=""
 if [ "$e2e" = 1 ]; then
-	kv=$(kube_version "$version")
 	export E2E_BIN_DIR="$root/.cache/testenv-$kv/bin"
-	step "tidy hack/testenv (k8s.io/kubernetes $kv)" tidy_module "$copy/hack/testenv"
 	step "build kube-apiserver and etcd $kv (hack/testenv/build.sh)" \
 		env TESTENV_BIN_DIR="$E2E_BIN_DIR" "$copy/hack/testenv/build.sh"
 	step "e2e against kube-apiserver $kv (test/e2e/run.sh)" "$copy/test/e2e/run.sh"
