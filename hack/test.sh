@@ -3,8 +3,10 @@
 #
 #   gofmt, license headers, `go mod tidy -diff`, generated code up to date,
 #   golangci-lint (.golangci.yml; includes go vet), go test -race, the API
-#   parity check against client-go, the bench-scale smoke and the e2e suite
-#   against a kube-apiserver and etcd built from the Go module proxy.
+#   parity check against client-go, the bench-scale smoke, the e2e suite
+#   against a kube-apiserver and etcd built from the Go module proxy, and the
+#   next lane: a copy moved to the upcoming client-go ($next_version below),
+#   built, vetted, tested and parity-checked there (hack/next.sh).
 #
 # Every step covers every Go module of the repository (each go.mod outside
 # testdata/), found at run time. It ends with a table of each step's wall and
@@ -18,12 +20,21 @@
 #      lint, codegen and parity then reuse)     |   race-built test (vet off:
 #                                               |   lint runs go vet)
 #   background: e2e suite                       | foreground: golangci-lint,
-#     (mostly waiting on the servers)           |   codegen, parity, smoke
+#     (mostly waiting on the servers)           |   codegen, parity, smoke,
+#                                               |   next lane (its own Go
+#                                               |   toolchain, so it shares
+#                                               |   no compiled package)
 #
 # Needs only the `go` on PATH (Go 1.26 or newer); everything else is fetched
 # through the Go module proxy.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# The upcoming client-go release that the next lane checks (hack/next.sh).
+# Not race-built: with its own toolchain, -race would compile all of k8s.io/*
+# a second time, more than the 25-minute budget of a cold run leaves.
+next_version=v0.38.0-beta.0
+
 cd "$root"
 command -v go >/dev/null || { echo "test.sh: no go on PATH" >&2; exit 1; }
 
@@ -229,6 +240,7 @@ done
 step "hack/verify-codegen.sh" hack/verify-codegen.sh
 step "API parity with client-go (hack/apiparity)" bash -c 'cd hack && go run ./apiparity -module-dir ..'
 step "bench-scale smoke: N=300, every variant and 2 shards (hack/bench-scale.sh -smoke)" hack/bench-scale.sh -smoke
+step "next lane: client-go $next_version (hack/next.sh)" hack/next.sh "$next_version"
 
 finish_background
 exit "$failed"
