@@ -125,10 +125,13 @@ func (c *gatedChecker) Done() <-chan struct{} { return c.done }
 func (c *gatedChecker) close()                { c.once.Do(func() { close(c.done) }) }
 
 // syncGate opens once the first watch of each of an informer's namespaces
-// has returned. A first watch that fails in a way a retry will not fix
-// (forbidden, unauthorized, not found, bad request) is recorded, so that
-// WaitForCacheSync reports it instead of waiting for ever; a later watch
-// that succeeds still opens the gate.
+// has returned. A watch after the initial list that fails in a way a retry
+// will not fix (forbidden, unauthorized, not found, bad request) is
+// recorded, so that WaitForCacheSync reports it instead of waiting for
+// ever; a later watch that succeeds still opens the gate. A watch-list
+// stream stands in for the initial list: when it fails, client-go falls
+// back to a LIST, and an informer that cannot list is waited for, as in
+// client-go.
 type syncGate struct {
 	open chan struct{}
 
@@ -147,15 +150,15 @@ func newSyncGate(namespaces []string) *syncGate {
 }
 
 // watched returns the listwatch.Config.Watched hook of one namespace.
-func (g *syncGate) watched(namespace string) func(error) {
-	return func(err error) {
+func (g *syncGate) watched(namespace string) func(error, bool) {
+	return func(err error, stream bool) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if !g.pending[namespace] {
 			return
 		}
 		if err != nil {
-			if g.failed == nil && terminal(err) {
+			if g.failed == nil && !stream && terminal(err) {
 				g.failed = err
 				close(g.failedCh)
 			}

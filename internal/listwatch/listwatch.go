@@ -86,8 +86,10 @@ type Config struct {
 	Observe func(err error)
 	// Watched, if set, is told the outcome of every watch request, once
 	// it has returned: from then on the server sends every change, so the
-	// factory's "synced" waits for the first one (informer.go).
-	Watched func(err error)
+	// factory's "synced" waits for the first one (informer.go). stream is
+	// whether it asked for a watch-list stream (sendInitialEvents), which
+	// stands in for the initial list.
+	Watched func(err error, stream bool)
 	// Shard, if set, shards the informer: see [Sharder].
 	Shard Sharder
 }
@@ -188,7 +190,7 @@ func New(cfg Config) *cache.ListWatch {
 		w, err := r.Watch(ctx, opts)
 		observe(err)
 		if cfg.Watched != nil {
-			cfg.Watched(err)
+			cfg.Watched(err, opts.SendInitialEvents != nil && *opts.SendInitialEvents)
 		}
 		if err != nil || keep == nil {
 			return w, err
