@@ -43,7 +43,11 @@ import (
 //
 // Every informer it hands out, of every form, shares one life cycle: Start
 // runs those not yet running, WaitForCacheSync and Ready cover all of them,
-// and Shutdown waits for all of them.
+// and Shutdown waits for all of them. Each also has client-go v0.38's
+// SetShardSelector(k8s.io/apimachinery/pkg/sharding.Selector) error (on
+// client-go v0.37 reach it with a type assertion), and its HasSynced is
+// true once its initial list is in the cache and its first watch has
+// returned, so that no event after the sync is lost.
 type Factory interface {
 	SharedInformerFactory
 
