@@ -68,3 +68,21 @@ func ExampleWithLeanMemory() {
 	// image: nginx:1.27
 	// shared containers: true
 }
+
+// The lean transform on its own, for any informer's SetTransform: here with
+// string interning on (it is off by default; the last LeanInterning of the
+// list wins) and kubectl's last-applied annotation dropped.
+func ExampleLeanInterning() {
+	lean := informers.TransformLean(informers.LeanInterning(true), informers.LeanDropLastApplied())
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: "web-1", Namespace: "shop",
+		Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: `{"kind":"Pod"}`, "team": "web"},
+	}}
+	obj, err := lean(pod)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("annotations:", obj.(*corev1.Pod).Annotations)
+	// Output:
+	// annotations: map[team:web]
+}

@@ -55,7 +55,7 @@ type LeanOption func(*leanConfig)
 type leanConfig struct {
 	keepManagedFields bool
 	dropLastApplied   bool
-	noIntern          bool
+	intern            bool
 	noShare           bool
 }
 
@@ -74,18 +74,25 @@ func LeanKeepManagedFields() LeanOption {
 	return func(c *leanConfig) { c.keepManagedFields = true }
 }
 
-// LeanIntern turns string interning on ([TransformIntern]). It is off by
-// default: at 10,000 Pods it saved 9% of heap but cost 48% more CPU time
-// to sync (BENCHMARKS.md), beyond the 10% a lean technique may cost.
-func LeanIntern() LeanOption {
-	return func(c *leanConfig) { c.noIntern = false }
+// LeanInterning turns string interning ([TransformIntern]) on or off; the
+// last LeanInterning of a list wins. It is off by default: at 10,000 Pods
+// it saved 9% of heap but cost 48% more CPU time to sync (BENCHMARKS.md),
+// beyond the 10% a lean technique may cost.
+func LeanInterning(on bool) LeanOption {
+	return func(c *leanConfig) { c.intern = on }
 }
 
-// LeanNoIntern turns string interning off, which is the default; it undoes
-// an earlier [LeanIntern].
-func LeanNoIntern() LeanOption {
-	return func(c *leanConfig) { c.noIntern = true }
-}
+// LeanIntern turns string interning on.
+//
+// Deprecated: use LeanInterning(true), the one interning switch. LeanIntern
+// goes in the next release.
+func LeanIntern() LeanOption { return LeanInterning(true) }
+
+// LeanNoIntern turns string interning off, which is the default.
+//
+// Deprecated: use LeanInterning(false), the one interning switch.
+// LeanNoIntern goes in the next release.
+func LeanNoIntern() LeanOption { return LeanInterning(false) }
 
 // LeanNoShare turns sharing of identical maps and sub-structures off.
 func LeanNoShare() LeanOption {
@@ -94,8 +101,8 @@ func LeanNoShare() LeanOption {
 
 // WithLeanMemory makes every informer of the factory cache its objects
 // lean, as [TransformLean] describes: without managedFields, and with
-// identical maps and sub-structures shared; [LeanIntern] also interns
-// repeated strings.
+// identical maps and sub-structures shared; with [LeanInterning] on, it
+// also interns repeated strings.
 //
 // It composes with [WithTransform]: the factory applies the user's
 // transform first, to the full object as decoded, and the lean transform
@@ -121,19 +128,17 @@ func TransformStripManagedFields() cache.TransformFunc {
 	return stripManagedFields
 }
 
-func stripManagedFields(obj any) (any, error) {
+func stripManagedFields(obj any) (any, error) { return strip(obj), nil }
+
+func strip(obj any) any {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		inner, err := stripManagedFields(d.Obj)
-		if err != nil {
-			return nil, err
-		}
-		d.Obj = inner
-		return d, nil
+		d.Obj = strip(d.Obj)
+		return d
 	}
 	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
 	}
-	return obj, nil
+	return obj
 }
 
 // TransformIntern returns a [cache.TransformFunc] that replaces the strings
@@ -147,21 +152,22 @@ func stripManagedFields(obj any) (any, error) {
 // interned; Pods are interned in depth. [*unstructured.Unstructured] passes
 // unchanged.
 func TransformIntern() cache.TransformFunc {
-	return newLeaner(leanConfig{keepManagedFields: true, noShare: true}).transform
+	return newLeaner(leanConfig{keepManagedFields: true, intern: true, noShare: true}).transform
 }
 
 // TransformLean returns the [cache.TransformFunc] behind [WithLeanMemory],
 // for use with any informer's SetTransform, including client-go's and
 // metadata-only informers. By default it
 //   - removes metadata.managedFields ([LeanKeepManagedFields] keeps them);
-//   - interns repeated strings, as [TransformIntern] does ([LeanNoIntern]);
 //   - shares identical values between cached objects ([LeanNoShare]):
 //     labels and annotations maps, owner references and finalizers, and for
 //     Pods the containers, volumes, tolerations, node selector, security
 //     context, affinity and resource lists, so the Pods of one ReplicaSet
 //     hold one copy of their template.
 //
-// [LeanDropLastApplied] additionally drops kubectl's last-applied annotation.
+// With [LeanInterning] on, it also interns repeated strings, as
+// [TransformIntern] does; [LeanDropLastApplied] also drops kubectl's
+// last-applied annotation.
 //
 // The result is semantically equal (apimachinery's equality.Semantic) to
 // the input except for the dropped fields: a nil and an empty slice or map
@@ -172,8 +178,8 @@ func TransformIntern() cache.TransformFunc {
 // Each call returns a transform with its own sharing tables, bounded in
 // size; interned strings are process-wide.
 func TransformLean(options ...LeanOption) cache.TransformFunc {
-	// Interning is opt-in (LeanIntern): it misses the sync-time bar.
-	c := leanConfig{noIntern: true}
+	// Interning is opt-in (LeanInterning): it misses the sync-time bar.
+	var c leanConfig
 	for _, o := range options {
 		if o != nil {
 			o(&c)
@@ -195,9 +201,9 @@ type sharedSet[T any] struct {
 	m  map[string]T
 }
 
-// get returns the shared copy for key, or stores v (after prepare, which
-// interns its strings) as the copy for key and returns it.
-func (s *sharedSet[T]) get(key []byte, v T, prepare func(T) T) T {
+// get returns the shared copy for key, or stores prepare(l, v) (which
+// interns v's strings) as the copy for key and returns it.
+func (s *sharedSet[T]) get(l *leaner, key []byte, v T, prepare func(*leaner, T) T) T {
 	s.mu.Lock()
 	if c, ok := s.m[string(key)]; ok {
 		s.mu.Unlock()
@@ -205,7 +211,7 @@ func (s *sharedSet[T]) get(key []byte, v T, prepare func(T) T) T {
 	}
 	s.mu.Unlock()
 	// Prepare outside the lock: it may intern a whole container.
-	v = prepare(v)
+	v = prepare(l, v)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.m[string(key)]; ok {
@@ -222,7 +228,7 @@ func (s *sharedSet[T]) get(key []byte, v T, prepare func(T) T) T {
 type leaner struct {
 	cfg leanConfig
 
-	bufs sync.Pool // *[]byte key buffers
+	bufs sync.Pool // *[]byte key buffers, taken and returned by share only
 
 	stringMaps      sharedSet[map[string]string]
 	ownerRefs       sharedSet[[]metav1.OwnerReference]
@@ -252,20 +258,19 @@ func newLeaner(c leanConfig) *leaner {
 	return l
 }
 
-func (l *leaner) transform(obj any) (any, error) {
+// transform is the cache.TransformFunc; it never fails.
+func (l *leaner) transform(obj any) (any, error) { return l.lean(obj), nil }
+
+func (l *leaner) lean(obj any) any {
 	switch o := obj.(type) {
 	case cache.DeletedFinalStateUnknown:
 		// client-go does not transform tombstones, but a caller may.
-		inner, err := l.transform(o.Obj)
-		if err != nil {
-			return nil, err
-		}
-		o.Obj = inner
-		return o, nil
+		o.Obj = l.lean(o.Obj)
+		return o
 	case *corev1.Pod:
 		l.objectMeta(&o.ObjectMeta)
 		l.pod(o)
-		return o, nil
+		return o
 	case *unstructured.Unstructured:
 		if !l.cfg.keepManagedFields && o.GetManagedFields() != nil {
 			o.SetManagedFields(nil)
@@ -276,12 +281,12 @@ func (l *leaner) transform(obj any) (any, error) {
 				o.SetAnnotations(a)
 			}
 		}
-		return o, nil
+		return o
 	case metav1.ObjectMetaAccessor:
 		// Typed objects and PartialObjectMetadata embed ObjectMeta.
 		if om, ok := o.GetObjectMeta().(*metav1.ObjectMeta); ok && om != nil {
 			l.objectMeta(om)
-			return o, nil
+			return o
 		}
 	}
 	// Any other object with accessors: strip and drop only.
@@ -293,7 +298,7 @@ func (l *leaner) transform(obj any) (any, error) {
 			m.SetAnnotations(withoutLastApplied(a))
 		}
 	}
-	return obj, nil
+	return obj
 }
 
 func hasLastApplied(a map[string]string) bool {
@@ -313,7 +318,7 @@ func withoutLastApplied(a map[string]string) map[string]string {
 // across objects go through it: interning a unique string (a name, UID or
 // IP) costs a copy and saves nothing.
 func (l *leaner) str(s string) string {
-	if l.cfg.noIntern || s == "" {
+	if !l.cfg.intern || s == "" {
 		return s
 	}
 	return unique.Make(s).Value()
@@ -349,23 +354,46 @@ func (l *leaner) objectMeta(m *metav1.ObjectMeta) {
 		f.FieldsType = l.str(f.FieldsType)
 		f.Subresource = l.str(f.Subresource)
 		if f.FieldsV1 != nil && !l.cfg.noShare {
-			f.FieldsV1 = l.fieldsV1.get(f.FieldsV1.GetRawBytes(), f.FieldsV1, identity)
+			// Keyed by the raw bytes themselves: no encoding, no buffer.
+			f.FieldsV1 = l.fieldsV1.get(l, f.FieldsV1.GetRawBytes(), f.FieldsV1, keep)
 		}
 	}
 }
 
-func identity[T any](v T) T { return v }
+// keep is the prepare step of values with nothing to intern.
+func keep[T any](_ *leaner, v T) T { return v }
 
-// key helpers build the canonical encoding of a value in a pooled buffer.
+// maxPooledBuf is the largest key buffer returned to the pool: a rare huge
+// value does not pin its buffer.
+const maxPooledBuf = 64 << 10
 
-func (l *leaner) buf() *[]byte { return l.bufs.Get().(*[]byte) }
-
-func (l *leaner) put(b *[]byte) {
-	if cap(*b) <= 64<<10 {
-		*b = (*b)[:0]
-		l.bufs.Put(b)
+// share returns the copy of v that cached objects share: the one set holds
+// under v's key, or else v after prepare (which interns its strings), then
+// stored as that copy. encode appends v's canonical encoding, the key, to a
+// pooled buffer; when it reports false (a protobuf encoding failed), v is
+// prepared and not shared. With sharing off ([LeanNoShare]) v is only
+// prepared.
+func share[T any](l *leaner, set *sharedSet[T], v T, encode func([]byte, T) ([]byte, bool), prepare func(*leaner, T) T) T {
+	if l.cfg.noShare {
+		return prepare(l, v)
 	}
+	bp := l.bufs.Get().(*[]byte)
+	key, ok := encode((*bp)[:0], v)
+	if ok {
+		v = set.get(l, key, v, prepare)
+	} else {
+		v = prepare(l, v)
+	}
+	// The map holds a copy of the key: the buffer, grown or not, is free
+	// again.
+	if cap(key) <= maxPooledBuf {
+		*bp = key[:0]
+		l.bufs.Put(bp)
+	}
+	return v
 }
+
+// Encoders: the canonical encoding of a value, appended to b.
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -391,142 +419,52 @@ func appendProto(b []byte, m protoMarshaler) ([]byte, bool) {
 	return b[:len(b)+n], true
 }
 
-// shareProtoSlice returns the shared copy of s, keyed by its elements'
-// protobuf encoding.
-func shareProtoSlice[T any, PT interface {
+func encProtoSlice[T any, PT interface {
 	*T
 	protoMarshaler
-}](l *leaner, set *sharedSet[[]T], s []T, prepare func([]T) []T) []T {
-	if len(s) == 0 {
-		return s
-	}
-	if l.cfg.noShare {
-		return prepare(s)
-	}
-	bp := l.buf()
-	defer l.put(bp)
-	b := *bp
+}](b []byte, s []T) ([]byte, bool) {
 	for i := range s {
 		var ok bool
 		if b, ok = appendProto(b, PT(&s[i])); !ok {
-			*bp = b
-			return prepare(s)
+			return b, false
 		}
 	}
-	*bp = b
-	return set.get(b, s, prepare)
+	return b, true
 }
 
-// shareProtoPtr is shareProtoSlice for a pointer to one value.
-func shareProtoPtr[T any, PT interface {
-	*T
-	protoMarshaler
-}](l *leaner, set *sharedSet[PT], p PT, prepare func(PT) PT) PT {
-	if p == nil {
-		return p
-	}
-	if l.cfg.noShare {
-		return prepare(p)
-	}
-	bp := l.buf()
-	defer l.put(bp)
-	b, ok := appendProto(*bp, p)
-	*bp = b
-	if !ok {
-		return prepare(p)
-	}
-	return set.get(b, p, prepare)
+func encProto[PT protoMarshaler](b []byte, p PT) ([]byte, bool) { return appendProto(b, p) }
+
+func encInt[T ~int64 | ~int32](b []byte, p *T) ([]byte, bool) {
+	return binary.AppendVarint(b, int64(*p)), true
 }
 
-// sharePtr shares small pointers to scalars (*int64, *bool, …), which the
-// API server sets on every Pod.
-func sharePtr[T ~string | ~int64 | ~int32 | bool](l *leaner, set *sharedSet[*T], p *T, enc func([]byte, T) []byte) *T {
-	if p == nil || l.cfg.noShare {
-		return p
+func encBool(b []byte, p *bool) ([]byte, bool) {
+	if *p {
+		return append(b, 1), true
 	}
-	bp := l.buf()
-	defer l.put(bp)
-	b := enc(*bp, *p)
-	*bp = b
-	return set.get(b, p, identity)
+	return append(b, 0), true
 }
 
-func encInt[T ~int64 | ~int32](b []byte, v T) []byte { return binary.AppendVarint(b, int64(v)) }
-func encBool(b []byte, v bool) []byte {
-	if v {
-		return append(b, 1)
-	}
-	return append(b, 0)
-}
-func encString[T ~string](b []byte, v T) []byte { return append(b, v...) }
+func encString[T ~string](b []byte, p *T) ([]byte, bool) { return append(b, *p...), true }
 
-func (l *leaner) stringMap(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return m
-	}
-	intern := func(m map[string]string) map[string]string {
-		if l.cfg.noIntern {
-			return m
-		}
-		c := make(map[string]string, len(m))
-		for k, v := range m {
-			c[l.str(k)] = l.str(v)
-		}
-		return c
-	}
-	if l.cfg.noShare {
-		return intern(m)
-	}
-	bp := l.buf()
-	defer l.put(bp)
-	b := *bp
+func encStringMap(b []byte, m map[string]string) ([]byte, bool) {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		b = appendString(b, k)
 		b = appendString(b, m[k])
 	}
-	*bp = b
-	return l.stringMaps.get(b, m, intern)
+	return b, true
 }
 
-func (l *leaner) stringSlice(s []string) []string {
-	if len(s) == 0 {
-		return s
-	}
-	if l.cfg.noShare {
-		return l.strs(s)
-	}
-	bp := l.buf()
-	defer l.put(bp)
-	b := *bp
+func encStrings(b []byte, s []string) ([]byte, bool) {
 	for _, e := range s {
 		b = appendString(b, e)
 	}
-	*bp = b
-	return l.stringSlices.get(b, s, l.strs)
+	return b, true
 }
 
-func (l *leaner) ownerReferences(refs []metav1.OwnerReference) []metav1.OwnerReference {
-	return shareProtoSlice(l, &l.ownerRefs, refs, func(refs []metav1.OwnerReference) []metav1.OwnerReference {
-		for i := range refs {
-			r := &refs[i]
-			r.APIVersion = l.str(r.APIVersion)
-			r.Kind = l.str(r.Kind)
-			// Many objects share an owner: its name and UID repeat.
-			r.Name = l.str(r.Name)
-			r.UID = types.UID(l.str(string(r.UID)))
-		}
-		return refs
-	})
-}
-
-func (l *leaner) resourceList(rl corev1.ResourceList) corev1.ResourceList {
-	if len(rl) == 0 || l.cfg.noShare {
-		// Keys are constants of the decoder's making; nothing to intern.
-		return rl
-	}
-	bp := l.buf()
-	defer l.put(bp)
-	b := *bp
+// encResourceList keeps each quantity's spelling and format: equal
+// quantities spelt differently are not shared, so none borrows another's.
+func encResourceList(b []byte, rl corev1.ResourceList) ([]byte, bool) {
 	for _, k := range slices.Sorted(maps.Keys(rl)) {
 		q := rl[k]
 		b = appendString(b, string(k))
@@ -534,39 +472,114 @@ func (l *leaner) resourceList(rl corev1.ResourceList) corev1.ResourceList {
 		b = append(b, q.Format...)
 		b = append(b, 0)
 	}
-	*bp = b
-	return l.resourceLists.get(b, rl, func(rl corev1.ResourceList) corev1.ResourceList {
-		c := make(corev1.ResourceList, len(rl))
-		for k, q := range rl {
-			c[strT(l, k)] = q
-		}
-		return c
-	})
+	return b, true
+}
+
+// The kinds of shared values: a nil or empty value is returned as it is.
+
+// shareProtoSlice shares a slice of API structs, keyed by their protobuf
+// encoding.
+func shareProtoSlice[T any, PT interface {
+	*T
+	protoMarshaler
+}](l *leaner, set *sharedSet[[]T], s []T, prepare func(*leaner, []T) []T) []T {
+	if len(s) == 0 {
+		return s
+	}
+	return share(l, set, s, encProtoSlice[T, PT], prepare)
+}
+
+// shareProtoPtr is shareProtoSlice for a pointer to one value.
+func shareProtoPtr[T any, PT interface {
+	*T
+	protoMarshaler
+}](l *leaner, set *sharedSet[PT], p PT, prepare func(*leaner, PT) PT) PT {
+	if p == nil {
+		return p
+	}
+	return share(l, set, p, encProto[PT], prepare)
+}
+
+// sharePtr shares small pointers to scalars (*int64, *bool, …), which the
+// API server sets on every Pod.
+func sharePtr[T any](l *leaner, set *sharedSet[*T], p *T, encode func([]byte, *T) ([]byte, bool)) *T {
+	if p == nil {
+		return p
+	}
+	return share(l, set, p, encode, keep)
+}
+
+func (l *leaner) stringMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	return share(l, &l.stringMaps, m, encStringMap, (*leaner).internStringMap)
+}
+
+func (l *leaner) internStringMap(m map[string]string) map[string]string {
+	if !l.cfg.intern {
+		return m
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[l.str(k)] = l.str(v)
+	}
+	return c
+}
+
+func (l *leaner) stringSlice(s []string) []string {
+	if len(s) == 0 {
+		return s
+	}
+	return share(l, &l.stringSlices, s, encStrings, (*leaner).strs)
+}
+
+func (l *leaner) ownerReferences(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	return shareProtoSlice(l, &l.ownerRefs, refs, (*leaner).internOwnerReferences)
+}
+
+func (l *leaner) internOwnerReferences(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	for i := range refs {
+		r := &refs[i]
+		r.APIVersion = l.str(r.APIVersion)
+		r.Kind = l.str(r.Kind)
+		// Many objects share an owner: its name and UID repeat.
+		r.Name = l.str(r.Name)
+		r.UID = types.UID(l.str(string(r.UID)))
+	}
+	return refs
+}
+
+func (l *leaner) resourceList(rl corev1.ResourceList) corev1.ResourceList {
+	if len(rl) == 0 || l.cfg.noShare {
+		// Keys are constants of the decoder's making; nothing to intern.
+		return rl
+	}
+	return share(l, &l.resourceLists, rl, encResourceList, (*leaner).internResourceList)
+}
+
+func (l *leaner) internResourceList(rl corev1.ResourceList) corev1.ResourceList {
+	c := make(corev1.ResourceList, len(rl))
+	for k, q := range rl {
+		c[strT(l, k)] = q
+	}
+	return c
 }
 
 func (l *leaner) pod(p *corev1.Pod) {
 	s := &p.Spec
-	s.Volumes = shareProtoSlice(l, &l.volumes, s.Volumes, l.internVolumes)
-	s.InitContainers = shareProtoSlice(l, &l.containers, s.InitContainers, l.internContainers)
-	s.Containers = shareProtoSlice(l, &l.containers, s.Containers, l.internContainers)
-	s.EphemeralContainers = shareProtoSlice(l, &l.ephemeral, s.EphemeralContainers, identity)
+	s.Volumes = shareProtoSlice(l, &l.volumes, s.Volumes, (*leaner).internVolumes)
+	s.InitContainers = shareProtoSlice(l, &l.containers, s.InitContainers, (*leaner).internContainers)
+	s.Containers = shareProtoSlice(l, &l.containers, s.Containers, (*leaner).internContainers)
+	s.EphemeralContainers = shareProtoSlice(l, &l.ephemeral, s.EphemeralContainers, keep)
 	s.NodeSelector = l.stringMap(s.NodeSelector)
-	s.Tolerations = shareProtoSlice(l, &l.tolerations, s.Tolerations, func(ts []corev1.Toleration) []corev1.Toleration {
-		for i := range ts {
-			t := &ts[i]
-			t.Key = l.str(t.Key)
-			t.Operator = strT(l, t.Operator)
-			t.Value = l.str(t.Value)
-			t.Effect = strT(l, t.Effect)
-		}
-		return ts
-	})
-	s.ImagePullSecrets = shareProtoSlice(l, &l.pullSecrets, s.ImagePullSecrets, identity)
-	s.TopologySpreadConstraints = shareProtoSlice(l, &l.spread, s.TopologySpreadConstraints, identity)
-	s.ReadinessGates = shareProtoSlice(l, &l.readinessGates, s.ReadinessGates, identity)
-	s.SecurityContext = shareProtoPtr(l, &l.podSecurity, s.SecurityContext, identity)
-	s.Affinity = shareProtoPtr(l, &l.affinity, s.Affinity, identity)
-	s.DNSConfig = shareProtoPtr(l, &l.dnsConfig, s.DNSConfig, identity)
+	s.Tolerations = shareProtoSlice(l, &l.tolerations, s.Tolerations, (*leaner).internTolerations)
+	s.ImagePullSecrets = shareProtoSlice(l, &l.pullSecrets, s.ImagePullSecrets, keep)
+	s.TopologySpreadConstraints = shareProtoSlice(l, &l.spread, s.TopologySpreadConstraints, keep)
+	s.ReadinessGates = shareProtoSlice(l, &l.readinessGates, s.ReadinessGates, keep)
+	s.SecurityContext = shareProtoPtr(l, &l.podSecurity, s.SecurityContext, keep)
+	s.Affinity = shareProtoPtr(l, &l.affinity, s.Affinity, keep)
+	s.DNSConfig = shareProtoPtr(l, &l.dnsConfig, s.DNSConfig, keep)
 	s.Overhead = l.resourceList(s.Overhead)
 	s.TerminationGracePeriodSeconds = sharePtr(l, &l.int64s, s.TerminationGracePeriodSeconds, encInt)
 	s.ActiveDeadlineSeconds = sharePtr(l, &l.int64s, s.ActiveDeadlineSeconds, encInt)
@@ -590,12 +603,7 @@ func (l *leaner) pod(p *corev1.Pod) {
 	st.Message = l.str(st.Message)
 	st.NominatedNodeName = l.str(st.NominatedNodeName)
 	st.HostIP = l.str(st.HostIP)
-	st.HostIPs = shareProtoSlice(l, &l.hostIPs, st.HostIPs, func(ips []corev1.HostIP) []corev1.HostIP {
-		for i := range ips {
-			ips[i].IP = l.str(ips[i].IP)
-		}
-		return ips
-	})
+	st.HostIPs = shareProtoSlice(l, &l.hostIPs, st.HostIPs, (*leaner).internHostIPs)
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
 		c.Type = strT(l, c.Type)
@@ -606,6 +614,24 @@ func (l *leaner) pod(p *corev1.Pod) {
 	l.containerStatuses(st.InitContainerStatuses)
 	l.containerStatuses(st.ContainerStatuses)
 	l.containerStatuses(st.EphemeralContainerStatuses)
+}
+
+func (l *leaner) internTolerations(ts []corev1.Toleration) []corev1.Toleration {
+	for i := range ts {
+		t := &ts[i]
+		t.Key = l.str(t.Key)
+		t.Operator = strT(l, t.Operator)
+		t.Value = l.str(t.Value)
+		t.Effect = strT(l, t.Effect)
+	}
+	return ts
+}
+
+func (l *leaner) internHostIPs(ips []corev1.HostIP) []corev1.HostIP {
+	for i := range ips {
+		ips[i].IP = l.str(ips[i].IP)
+	}
+	return ips
 }
 
 func (l *leaner) containerStatuses(cs []corev1.ContainerStatus) {

@@ -187,7 +187,7 @@ func TestLeanListerMatchesFull(t *testing.T) {
 	client := fake.NewClientset(objs...)
 
 	full := syncedPodLister(t, ctx, client)
-	lean := syncedPodLister(t, ctx, client, WithLeanMemory(LeanIntern()))
+	lean := syncedPodLister(t, ctx, client, WithLeanMemory(LeanInterning(true)))
 	dropped := syncedPodLister(t, ctx, client, WithLeanMemory(LeanDropLastApplied()))
 
 	if got, want := len(lean.List()), len(objs); got != want || len(full.List()) != want || len(dropped.List()) != want {
@@ -436,5 +436,307 @@ func TestLeanSharingBounded(t *testing.T) {
 	}
 	if n := len(l.stringMaps.m); n == 0 || n > maxShared {
 		t.Errorf("the labels table holds %d maps; want 1..%d", n, maxShared)
+	}
+}
+
+// leanRichPod is a Pod with every field the lean transform interns or
+// shares, one of each optional kind, freshly allocated as a decoder would.
+func leanRichPod(name string) *corev1.Pod {
+	s := strings.Clone
+	i64 := func(v int64) *int64 { return &v }
+	i32 := func(v int32) *int32 { return &v }
+	no := false
+	preempt := corev1.PreemptNever
+	p := leanTestPod(0, 0)
+	p.Name = s(name)
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{
+		Manager: s("kubectl"), Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: s("v1"),
+		FieldsType: s("FieldsV1"), FieldsV1: metav1.NewFieldsV1(s(`{"f:spec":{}}`)), Subresource: s("status"),
+	}}
+	sp := &p.Spec
+	sp.NodeSelector = map[string]string{s("disk"): s("ssd")}
+	sp.InitContainers = []corev1.Container{{Name: s("init"), Image: s("busybox"), Command: []string{s("sh")}}}
+	sp.Containers[0].Ports = []corev1.ContainerPort{{Name: s("http"), ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}
+	sp.Containers[0].Env = append(sp.Containers[0].Env,
+		corev1.EnvVar{Name: s("CPU"), ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: s("app"), Resource: s("limits.cpu")}}},
+		corev1.EnvVar{Name: s("MODE2"), ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s("cfg")}, Key: s("mode")}}},
+		corev1.EnvVar{Name: s("TOKEN"), ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s("creds")}, Key: s("token")}}},
+	)
+	sp.Containers[0].VolumeMounts[0].SubPath = s("app.conf")
+	sp.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: s("debug"), Image: s("busybox")}}}
+	sp.Volumes = append(sp.Volumes,
+		corev1.Volume{Name: s("secret"), VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: s("creds")}}},
+		corev1.Volume{Name: s("data"), VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s("data-0")}}},
+	)
+	sp.ImagePullSecrets = []corev1.LocalObjectReference{{Name: s("registry")}}
+	sp.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: s("zone"), WhenUnsatisfiable: corev1.DoNotSchedule}}
+	sp.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/ready"}}
+	sp.SecurityContext = &corev1.PodSecurityContext{RunAsUser: i64(1000)}
+	sp.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 1}}}}
+	sp.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{s("10.0.0.10")}}
+	sp.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}
+	sp.ActiveDeadlineSeconds = i64(600)
+	sp.Priority = i32(100)
+	sp.AutomountServiceAccountToken = &no
+	sp.PreemptionPolicy = &preempt
+	sp.ServiceAccountName = s("app")
+	st := &p.Status
+	st.QOSClass = corev1.PodQOSBurstable
+	status := func(name string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{
+			Name: s(name), Image: s("busybox"), ImageID: s("sha256:1"),
+			AllocatedResources:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: s("CrashLoopBackOff")}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: s("Error"), ExitCode: 1}},
+		}
+	}
+	st.InitContainerStatuses = []corev1.ContainerStatus{status("init")}
+	st.InitContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: s("Completed")}}
+	st.EphemeralContainerStatuses = []corev1.ContainerStatus{status("debug")}
+	return p
+}
+
+// TestLeanRichPod runs every field of a Pod through the lean transform in
+// its three forms: each result is semantically equal to its input (but
+// for managedFields), and interned and shared exactly as configured.
+func TestLeanRichPod(t *testing.T) {
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	for _, tc := range []struct {
+		name          string
+		options       []LeanOption
+		intern, share bool
+		keepMF        bool
+	}{
+		{"default", nil, false, true, false},
+		{"interning", []LeanOption{LeanInterning(true)}, true, true, false},
+		{"interning, no sharing, managedFields kept", []LeanOption{LeanInterning(true), LeanNoShare(), LeanKeepManagedFields()}, true, false, true},
+		{"managedFields kept and shared", []LeanOption{nil, LeanKeepManagedFields()}, false, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lean := TransformLean(tc.options...)
+			a, b := leanRichPod("a"), leanRichPod("b")
+			wantA := a.DeepCopy()
+			if !tc.keepMF {
+				wantA.ManagedFields = nil
+			}
+			for _, p := range []*corev1.Pod{a, b} {
+				if got, err := lean(p); err != nil || got != p {
+					t.Fatalf("lean(%s) = %p, %v; want the Pod itself", p.Name, got, err)
+				}
+			}
+			if !equality.Semantic.DeepEqual(wantA, a) {
+				t.Fatalf("lean Pod differs at %s", firstDiff("Pod", reflect.ValueOf(wantA), reflect.ValueOf(a)))
+			}
+			if got := len(a.ManagedFields) > 0; got != tc.keepMF {
+				t.Errorf("managedFields kept: %v, want %v", got, tc.keepMF)
+			}
+			as, bs := &a.Spec, &b.Spec
+			shared := map[string]bool{
+				"volumes":              &as.Volumes[0] == &bs.Volumes[0],
+				"init containers":      &as.InitContainers[0] == &bs.InitContainers[0],
+				"ephemeral containers": &as.EphemeralContainers[0] == &bs.EphemeralContainers[0],
+				"tolerations":          &as.Tolerations[0] == &bs.Tolerations[0],
+				"image pull secrets":   &as.ImagePullSecrets[0] == &bs.ImagePullSecrets[0],
+				"topology spread":      &as.TopologySpreadConstraints[0] == &bs.TopologySpreadConstraints[0],
+				"readiness gates":      &as.ReadinessGates[0] == &bs.ReadinessGates[0],
+				"security context":     as.SecurityContext == bs.SecurityContext,
+				"affinity":             as.Affinity == bs.Affinity,
+				"DNS config":           as.DNSConfig == bs.DNSConfig,
+				"overhead":             reflect.ValueOf(as.Overhead).UnsafePointer() == reflect.ValueOf(bs.Overhead).UnsafePointer(),
+				"node selector":        reflect.ValueOf(as.NodeSelector).UnsafePointer() == reflect.ValueOf(bs.NodeSelector).UnsafePointer(),
+				"finalizers":           &a.Finalizers[0] == &b.Finalizers[0],
+				"active deadline":      as.ActiveDeadlineSeconds == bs.ActiveDeadlineSeconds,
+				"priority":             as.Priority == bs.Priority,
+				"automount token":      as.AutomountServiceAccountToken == bs.AutomountServiceAccountToken,
+				"preemption policy":    as.PreemptionPolicy == bs.PreemptionPolicy,
+				"host IPs":             &a.Status.HostIPs[0] == &b.Status.HostIPs[0],
+			}
+			if tc.keepMF {
+				shared["managedFields' fieldsV1"] = a.ManagedFields[0].FieldsV1 == b.ManagedFields[0].FieldsV1
+			}
+			for what, got := range shared {
+				if got != tc.share {
+					t.Errorf("%s shared: %v, want %v", what, got, tc.share)
+				}
+			}
+			ac, bc := a.Spec.Containers[0], b.Spec.Containers[0]
+			ast, bst := a.Status, b.Status
+			// Strings inside shared values are one copy when shared, interned
+			// or not; the others are one copy only when interned.
+			inShared := map[string]bool{
+				"resource field ref":  same(ac.Env[2].ValueFrom.ResourceFieldRef.Resource, bc.Env[2].ValueFrom.ResourceFieldRef.Resource),
+				"config map key ref":  same(ac.Env[3].ValueFrom.ConfigMapKeyRef.Key, bc.Env[3].ValueFrom.ConfigMapKeyRef.Key),
+				"secret key ref":      same(ac.Env[4].ValueFrom.SecretKeyRef.Name, bc.Env[4].ValueFrom.SecretKeyRef.Name),
+				"port name":           same(ac.Ports[0].Name, bc.Ports[0].Name),
+				"sub path":            same(ac.VolumeMounts[0].SubPath, bc.VolumeMounts[0].SubPath),
+				"secret volume":       same(a.Spec.Volumes[1].Secret.SecretName, b.Spec.Volumes[1].Secret.SecretName),
+				"claim name":          same(a.Spec.Volumes[2].PersistentVolumeClaim.ClaimName, b.Spec.Volumes[2].PersistentVolumeClaim.ClaimName),
+				"node selector value": same(a.Spec.NodeSelector["disk"], b.Spec.NodeSelector["disk"]),
+			}
+			for what, got := range inShared {
+				if want := tc.intern || tc.share; got != want {
+					t.Errorf("%s is one copy: %v, want %v", what, got, want)
+				}
+			}
+			unshared := map[string]bool{
+				"waiting reason":       same(ast.EphemeralContainerStatuses[0].State.Waiting.Reason, bst.EphemeralContainerStatuses[0].State.Waiting.Reason),
+				"terminated reason":    same(ast.InitContainerStatuses[0].State.Terminated.Reason, bst.InitContainerStatuses[0].State.Terminated.Reason),
+				"last terminated":      same(ast.EphemeralContainerStatuses[0].LastTerminationState.Terminated.Reason, bst.EphemeralContainerStatuses[0].LastTerminationState.Terminated.Reason),
+				"service account name": same(a.Spec.ServiceAccountName, b.Spec.ServiceAccountName),
+			}
+			if tc.keepMF {
+				unshared["manager"] = same(a.ManagedFields[0].Manager, b.ManagedFields[0].Manager)
+			}
+			for what, got := range unshared {
+				if got != tc.intern {
+					t.Errorf("%s interned: %v, want %v", what, got, tc.intern)
+				}
+			}
+		})
+	}
+}
+
+// TestLeanInterningSwitch checks the one interning switch: the last
+// LeanInterning wins, and the deprecated LeanIntern and LeanNoIntern are
+// LeanInterning(true) and LeanInterning(false).
+func TestLeanInterningSwitch(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		options []LeanOption
+		want    bool
+	}{
+		{"default", nil, false},
+		{"on", []LeanOption{LeanInterning(true)}, true},
+		{"off", []LeanOption{LeanInterning(false)}, false},
+		{"on, then off", []LeanOption{LeanInterning(true), LeanInterning(false)}, false},
+		{"off, then on", []LeanOption{LeanInterning(false), LeanInterning(true)}, true},
+		{"LeanIntern", []LeanOption{LeanIntern()}, true},
+		{"LeanIntern, then LeanNoIntern", []LeanOption{LeanIntern(), LeanNoIntern()}, false},
+	} {
+		a, b := leanTestPod(0, 1), leanTestPod(0, 2)
+		lean := TransformLean(tc.options...)
+		for _, p := range []*corev1.Pod{a, b} {
+			if _, err := lean(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Node names are never shared, only interned.
+		if got := unsafe.StringData(a.Spec.NodeName) == unsafe.StringData(leanTestPod(0, 4).Spec.NodeName); got {
+			t.Fatalf("%s: a fresh Pod shares its node name: the test proves nothing", tc.name)
+		}
+		c := leanTestPod(0, 4)
+		if _, err := lean(c); err != nil {
+			t.Fatal(err)
+		}
+		if got := unsafe.StringData(a.Spec.NodeName) == unsafe.StringData(c.Spec.NodeName); got != tc.want {
+			t.Errorf("%s: node names interned: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// accessorOnly is an object whose metadata is not a *metav1.ObjectMeta: the
+// lean transform can only strip and drop through its accessors.
+type accessorOnly struct{ u *unstructured.Unstructured }
+
+func (a accessorOnly) GetObjectMeta() metav1.Object { return a.u }
+
+// TestLeanObjectForms covers the forms of object a transform may meet
+// besides typed ones: tombstones, Unstructured, an object known only
+// through its accessors, and a non-object.
+func TestLeanObjectForms(t *testing.T) {
+	mf := []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationApply}}
+	unstr := func() *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x"}}}
+		u.SetManagedFields(mf)
+		u.SetAnnotations(map[string]string{corev1.LastAppliedConfigAnnotation: "{}", "keep": "me"})
+		return u
+	}
+	lean, keep := TransformLean(LeanDropLastApplied()), TransformLean(LeanKeepManagedFields())
+
+	tomb := cache.DeletedFinalStateUnknown{Key: "ns-0/app-0-1", Obj: leanTestPod(0, 1)}
+	got, err := lean(tomb)
+	gt, ok := got.(cache.DeletedFinalStateUnknown)
+	if err != nil || !ok || gt.Key != tomb.Key || gt.Obj.(*corev1.Pod).ManagedFields != nil {
+		t.Errorf("tombstone: got %#v, %v; want the same key and its Pod lean", got, err)
+	}
+
+	u := unstr()
+	if _, err := keep(u); err != nil || len(u.GetManagedFields()) != 1 || len(u.GetAnnotations()) != 2 {
+		t.Errorf("Unstructured with LeanKeepManagedFields: managedFields %v, annotations %v (%v); want both kept", u.GetManagedFields(), u.GetAnnotations(), err)
+	}
+	if _, err := lean(u); err != nil || u.GetManagedFields() != nil || len(u.GetAnnotations()) != 1 {
+		t.Errorf("Unstructured with LeanDropLastApplied: managedFields %v, annotations %v (%v); want none and keep only", u.GetManagedFields(), u.GetAnnotations(), err)
+	}
+
+	for _, tc := range []struct {
+		name       string
+		lean       cache.TransformFunc
+		mf, annots int
+	}{
+		{"default", TransformLean(), 0, 2},
+		{"LeanKeepManagedFields", keep, 1, 2},
+		{"LeanDropLastApplied", lean, 0, 1},
+	} {
+		inner := unstr()
+		before := inner.GetAnnotations()
+		obj := accessorOnly{inner}
+		if got, err := tc.lean(obj); err != nil || got != obj {
+			t.Fatalf("%s: accessor-only object: got %v, %v; want it back", tc.name, got, err)
+		}
+		if len(inner.GetManagedFields()) != tc.mf || len(inner.GetAnnotations()) != tc.annots {
+			t.Errorf("%s: accessor-only object: managedFields %v, annotations %v; want %d and %d", tc.name, inner.GetManagedFields(), inner.GetAnnotations(), tc.mf, tc.annots)
+		}
+		if len(before) != 2 {
+			t.Errorf("%s: the annotations read before were edited in place: %v", tc.name, before)
+		}
+	}
+
+	if got, err := lean("not an object"); err != nil || got != "not an object" {
+		t.Errorf("a non-object: got %v, %v; want it unchanged", got, err)
+	}
+}
+
+// unencodable is an API-like type whose protobuf encoding fails.
+type unencodable struct{ name string }
+
+func (*unencodable) Size() int                                { return 4 }
+func (*unencodable) MarshalToSizedBuffer([]byte) (int, error) { return 0, fmt.Errorf("cannot encode") }
+
+// TestLeanShareEdges covers the sharing steps a real Pod rarely reaches: a
+// value that cannot be encoded is prepared but never shared, a value stored
+// by another informer while this one was prepared wins, and a key too large
+// for the buffer pool is shared without keeping its buffer.
+func TestLeanShareEdges(t *testing.T) {
+	l := newLeaner(leanConfig{})
+	prepared := 0
+	prepare := func(_ *leaner, v []unencodable) []unencodable { prepared++; return v }
+	var slices sharedSet[[]unencodable]
+	v := []unencodable{{"a"}}
+	if got := shareProtoSlice(l, &slices, v, prepare); &got[0] != &v[0] || prepared != 1 || len(slices.m) != 0 {
+		t.Errorf("unencodable slice: prepared %d times, table %v; want it prepared once, returned and not stored", prepared, slices.m)
+	}
+	var ptrs sharedSet[*unencodable]
+	p := &unencodable{"b"}
+	if got := shareProtoPtr(l, &ptrs, p, func(_ *leaner, v *unencodable) *unencodable { prepared++; return v }); got != p || prepared != 2 || len(ptrs.m) != 0 {
+		t.Errorf("unencodable pointer: prepared %d times in all, table %v; want it prepared, returned and not stored", prepared, ptrs.m)
+	}
+
+	var ints sharedSet[*int]
+	mine, theirs := new(int), new(int)
+	got := ints.get(l, []byte("k"), mine, func(l *leaner, v *int) *int {
+		ints.get(l, []byte("k"), theirs, keep) // another informer, meanwhile
+		return v
+	})
+	if got != theirs {
+		t.Error("a value stored while another was prepared lost: two copies are in use")
+	}
+
+	huge := strings.Repeat("x", maxPooledBuf)
+	m1, m2 := map[string]string{"k": huge}, map[string]string{"k": strings.Clone(huge)}
+	if a, b := l.stringMap(m1), l.stringMap(m2); reflect.ValueOf(a).UnsafePointer() != reflect.ValueOf(b).UnsafePointer() {
+		t.Error("maps with a huge value are not shared")
+	}
+	if b := l.bufs.Get().(*[]byte); cap(*b) > maxPooledBuf {
+		t.Errorf("the pool kept a %d-byte buffer; at most %d", cap(*b), maxPooledBuf)
 	}
 }
