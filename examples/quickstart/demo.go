@@ -19,14 +19,141 @@ package main
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubeinformers/informers"
 )
+
+// The custom resources of the tour. Widgets are served; gadgets are not
+// (their CRD is not installed), on the demo cluster as on most real ones.
+// Every cluster serves CRDs, and client-go has no typed informer for them.
+var (
+	widgetsGVR = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	gadgetsGVR = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}
+	crdsGVR    = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+)
+
+// demoClients are the in-memory cluster: client-go's fake clientsets for
+// typed objects, custom resources (dynamic) and metadata, seeded with the
+// same shop. A real API server serves all three from one store; the fakes
+// each keep their own, so only the typed one sees the demo's changes.
+type demoClients struct {
+	typed    *fake.Clientset
+	dynamic  *dynamicfake.FakeDynamicClient
+	metadata *metadatafake.FakeMetadataClient
+}
+
+func newDemoClients() (demoClients, error) {
+	scheme := metadatafake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		return demoClients{}, err
+	}
+	d := demoClients{
+		typed: fake.NewClientset(demoObjects()...),
+		dynamic: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+			map[schema.GroupVersionResource]string{
+				widgetsGVR: "WidgetList", gadgetsGVR: "GadgetList", crdsGVR: "CustomResourceDefinitionList",
+			},
+			demoCustomResources()...),
+		metadata: metadatafake.NewSimpleMetadataClient(scheme, demoMetadata()...),
+	}
+	notServed(&d.dynamic.Fake, gadgetsGVR)
+	return d, nil
+}
+
+// cluster is the demo cluster for the tour: writable, with queries that fit
+// the shop.
+func (d demoClients) cluster() cluster {
+	return cluster{
+		name:        "in-memory demo (fake clientsets, seeded); pass --kubeconfig to watch a real cluster",
+		constructor: "informers.New",
+		client:      d.typed,
+		writable:    true,
+		q:           demoQueries,
+		newFactory: func(options ...informers.SharedInformerOption) (informers.Factory, error) {
+			// The fakes stand in for what NewForConfig builds from a rest.Config.
+			clients := []informers.SharedInformerOption{informers.WithDynamicClient(d.dynamic), informers.WithMetadataClient(d.metadata)}
+			return informers.New(d.typed, 0, append(clients, options...)...)
+		},
+	}
+}
+
+// notServed makes the fake answer lists and watches of resource as an API
+// server answers for a resource it does not serve.
+func notServed(f *clienttesting.Fake, resource schema.GroupVersionResource) {
+	notFound := &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: 404, Reason: metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource",
+	}}
+	f.PrependReactor("*", resource.Resource, func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, notFound
+	})
+	f.PrependWatchReactor(resource.Resource, func(clienttesting.Action) (bool, watch.Interface, error) {
+		return true, nil, notFound
+	})
+}
+
+// demoCustomResources are the widgets of the demo cluster and their CRD.
+func demoCustomResources() []runtime.Object {
+	widget := func(ns, name, color string, size int64) *unstructured.Unstructured {
+		w := &unstructured.Unstructured{Object: map[string]any{
+			"spec": map[string]any{"color": color, "size": size},
+		}}
+		w.SetAPIVersion("example.com/v1")
+		w.SetKind("Widget")
+		w.SetNamespace(ns)
+		w.SetName(name)
+		w.SetUID(demoUID(ns, name))
+		return w
+	}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{
+			"group": "example.com", "scope": "Namespaced",
+			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+		},
+	}}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	crd.SetName("widgets.example.com")
+	crd.SetUID(demoUID("", crd.GetName()))
+	return []runtime.Object{
+		crd,
+		widget("shop", "banner", "blue", 3),
+		widget("shop", "checkout-button", "green", 1),
+		widget("payments", "receipt", "white", 2),
+	}
+}
+
+// demoMetadata is what the metadata API serves of the demo's deployments:
+// their metadata only.
+func demoMetadata() []runtime.Object {
+	var out []runtime.Object
+	for _, obj := range demoObjects() {
+		if d, ok := obj.(*appsv1.Deployment); ok {
+			out = append(out, &metav1.PartialObjectMetadata{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+				ObjectMeta: d.ObjectMeta,
+			})
+		}
+	}
+	return out
+}
 
 // demoObjects is the in-memory cluster the quickstart runs on without a
 // kubeconfig: a web shop, its payment API and its monitoring, on two nodes.
@@ -139,7 +266,7 @@ func node(name string) *corev1.Node {
 
 func deployment(ns, name, _, image string, replicas, ready int32) *appsv1.Deployment {
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": name}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: demoUID(ns, name), Labels: map[string]string{"app": name}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptrTo(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
@@ -159,11 +286,18 @@ func pod(ns, app, hash, suffix string, phase corev1.PodPhase, nodeName string) *
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: ns,
 			Name:      replicaSet + "-" + suffix,
+			UID:       demoUID(ns, replicaSet+"-"+suffix),
 			Labels:    map[string]string{"app": app, "pod-template-hash": hash},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: replicaSet,
 				Controller: ptrTo(true), BlockOwnerDeletion: ptrTo(true),
 			}},
+			// What a real server records: who set which fields. Nothing in
+			// the tour reads them; the lean cache drops them.
+			ManagedFields: []metav1.ManagedFieldsEntry{
+				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1"},
+				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Subresource: "status"},
+			},
 		},
 		Spec: corev1.PodSpec{
 			NodeName:   nodeName,
@@ -190,6 +324,17 @@ func service(ns, name, app, clusterIP string, port, targetPort int32) *corev1.Se
 
 func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+}
+
+// demoUID is the UID of an object of the demo cluster, fixed so that the
+// sharding section, which hashes UIDs, prints the same every run. A real
+// server assigns random ones.
+func demoUID(ns, name string) types.UID {
+	h := fnv.New64a()
+	h.Write([]byte(ns + "/" + name))
+	sum := h.Sum64()
+	return types.UID(fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x",
+		uint32(sum>>32), uint16(sum>>16), uint16(sum)&0xfff, uint16(sum>>4)&0xfff, sum&0xffffffffffff))
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -26,7 +26,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -35,8 +34,9 @@ func key(obj metav1.Object) string {
 	return cache.MetaObjectToName(obj).String()
 }
 
-// printSorted prints one line per item, sorted, at most maxListed of them.
-func printSorted[T any](out io.Writer, items []T, line func(T) string) {
+// printSorted prints one line per item, sorted, at most maxListed of them,
+// each indented by indent.
+func printSorted[T any](out io.Writer, indent string, items []T, line func(T) string) {
 	lines := make([]string, 0, len(items))
 	for _, item := range items {
 		lines = append(lines, line(item))
@@ -44,10 +44,10 @@ func printSorted[T any](out io.Writer, items []T, line func(T) string) {
 	slices.Sort(lines)
 	for i, l := range lines {
 		if i == maxListed {
-			fmt.Fprintf(out, "    … and %d more\n", len(lines)-maxListed)
+			fmt.Fprintf(out, "%s… and %d more\n", indent, len(lines)-maxListed)
 			break
 		}
-		fmt.Fprintf(out, "    %s\n", l)
+		fmt.Fprintf(out, "%s%s\n", indent, l)
 	}
 }
 
@@ -130,8 +130,4 @@ func short(s string) string {
 		return "…"
 	}
 	return s
-}
-
-func gvrString(gvr schema.GroupVersionResource) string {
-	return fmt.Sprintf("%s %s", gvr.GroupVersion(), gvr.Resource)
 }

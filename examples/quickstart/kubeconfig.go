@@ -19,9 +19,35 @@ package main
 import (
 	"fmt"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubeinformers/informers"
 )
+
+// realCluster is the cluster of a kubeconfig, read-only. NewForConfig
+// builds the typed, dynamic and metadata clients from one rest.Config.
+func realCluster(kubeconfig string) (cluster, error) {
+	config, contextName, err := loadKubeconfig(kubeconfig)
+	if err != nil {
+		return cluster{}, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	config.UserAgent = "kubeinformers-quickstart"
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return cluster{}, err
+	}
+	return cluster{
+		name:        fmt.Sprintf("%s (context %q), read-only", config.Host, contextName),
+		constructor: "informers.NewForConfig",
+		client:      client,
+		q:           clusterQueries,
+		newFactory: func(options ...informers.SharedInformerOption) (informers.Factory, error) {
+			return informers.NewForConfig(config, 0, options...)
+		},
+	}, nil
+}
 
 // loadKubeconfig builds a client configuration the way kubectl does: from
 // the explicit file if given, or else from the files listed in $KUBECONFIG,
