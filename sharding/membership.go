@@ -23,7 +23,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -78,7 +77,9 @@ type MembershipConfig struct {
 }
 
 // Clock is the time source of a [Membership]. k8s.io/utils/clock.RealClock
-// and its testing.FakeClock satisfy it.
+// and its testing.FakeClock satisfy it. A Membership reads Now, then waits
+// with After for the time left until its next deadline (a renewal or a
+// Lease's expiry), from one goroutine.
 type Clock interface {
 	Now() time.Time
 	After(d time.Duration) <-chan time.Time
@@ -142,7 +143,6 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 type Membership struct {
 	cfg       MembershipConfig
 	clock     Clock
-	idle      atomic.Bool // the loop waits in select (for tests with a fake clock)
 	leases    coordinationv1client.LeaseInterface
 	leaseName string
 	durSec    int32
@@ -271,7 +271,7 @@ func (m *Membership) Start(ctx context.Context) error {
 	m.mu.Lock()
 	if m.state != stateNew {
 		m.mu.Unlock()
-		return fmt.Errorf("sharding: membership %s/%s already started", m.cfg.Namespace, m.leaseName)
+		return fmt.Errorf("sharding: membership %s/%s already started or stopped; a Membership starts once", m.cfg.Namespace, m.leaseName)
 	}
 	m.state = stateRunning
 	m.mu.Unlock()
@@ -342,7 +342,9 @@ func (m *Membership) Start(ctx context.Context) error {
 
 func (m *Membership) loop(ctx context.Context) {
 	logger := klog.FromContext(ctx)
-	nextRenew := m.clock.Now().Add(m.cfg.RenewInterval) // Start has just renewed
+	m.mu.Lock()
+	nextRenew := m.lastRenew.Add(m.cfg.RenewInterval) // Start has just renewed
+	m.mu.Unlock()
 	for {
 		now := m.clock.Now()
 		if !now.Before(nextRenew) {
@@ -363,10 +365,8 @@ func (m *Membership) loop(ctx context.Context) {
 			continue
 		}
 		after := m.clock.After(wait)
-		m.idle.Store(true)
 		select {
 		case <-ctx.Done():
-			m.idle.Store(false)
 			m.mu.Lock()
 			if m.state == stateRunning {
 				// Canceled without Stop: no longer a member here, and the
@@ -380,7 +380,6 @@ func (m *Membership) loop(ctx context.Context) {
 		case <-after:
 		case <-m.changed:
 		}
-		m.idle.Store(false)
 	}
 }
 
