@@ -57,6 +57,9 @@ func (t *tour) showLean() error {
 	}
 	fmt.Fprintf(t.out, "  pods in %s with %s: %d\n", q.podNamespace, sel, len(cached))
 	fmt.Fprintf(t.out, "    managedFields entries: %d as served, %d in the cache\n", servedFields, cachedFields)
+	if len(cached) == 0 {
+		return nil
+	}
 	copyWord := "copies"
 	if len(copies) == 1 {
 		copyWord = "copy"

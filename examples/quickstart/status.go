@@ -64,13 +64,17 @@ func (t *tour) printSyncStatus() {
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, func(a, b informers.InformerID) int { return strings.Compare(a.String(), b.String()) })
+	width := 0
+	for _, id := range ids {
+		width = max(width, len(id.String()))
+	}
 	fmt.Fprintf(t.out, "  SyncStatus(): %d informers\n", len(ids))
 	for _, id := range ids {
 		state := "not synced"
 		if status[id] {
 			state = "synced"
 		}
-		fmt.Fprintf(t.out, "    %-40s %s\n", id, state)
+		fmt.Fprintf(t.out, "    %-*s  %s\n", width, id, state)
 	}
 }
 
