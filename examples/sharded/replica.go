@@ -43,9 +43,10 @@ type replica struct {
 
 	factory  informers.Factory
 	informer cache.SharedIndexInformer
-	joined   bool            // the first assignment message is out
-	members  []string        // as of the last assignment message
-	notices  map[string]bool // already logged
+	joined   bool             // the first assignment message is out
+	members  []string         // as of the last assignment message
+	owned    []sharding.Range // as of the last assignment message
+	notices  map[string]bool  // already logged
 }
 
 // run runs the member until ctx ends, then releases its Lease.
@@ -104,15 +105,18 @@ func (r *replica) release() {
 func (r *replica) assignmentChanged(ctx context.Context, msg string, owned []sharding.Range) {
 	members := r.m.Members()
 	change := describeChange(r.id, !r.joined, r.members, members, func(id string) string { return r.whyGone(ctx, id) })
-	r.joined, r.members = true, members
+	r.joined, r.members, r.owned = true, members, owned
 	r.logger.Info(msg, "change", change, "owns", formatRanges(owned), "members", strings.Join(members, ", "))
 }
 
 // report logs the cache size, any new notice of the factory, and a change
-// of members that left this replica's ranges as they were.
+// of members that left this replica's ranges as they were (one that moved
+// them is logged when the new ranges arrive).
 func (r *replica) report(ctx context.Context) {
-	if !slices.Equal(r.m.Members(), r.members) {
-		r.assignmentChanged(ctx, "Members changed; the ranges of this replica did not", r.m.Ranges())
+	// Members first: the membership updates both at once, so ranges read
+	// after the new members are at least as new.
+	if members, owned := r.m.Members(), r.m.Ranges(); !slices.Equal(members, r.members) && slices.Equal(owned, r.owned) {
+		r.assignmentChanged(ctx, "Members changed; the ranges of this replica did not", owned)
 	}
 	ready := "yes"
 	if err := r.factory.Ready(); err != nil {
