@@ -37,6 +37,9 @@ limitations under the License.
 //  7. sharding with WithShardSelector, client-go v0.38's option;
 //  8. on the demo cluster, a few changes and the events they cause.
 //
+// The informers' own log lines (klog, on stderr) are off unless -logs: the
+// tour prints what they report, such as the failed list of section 5.
+//
 // With --kubeconfig or $KUBECONFIG it does the same against that cluster but
 // only lists and watches: no objects are created, changed or deleted; its
 // custom resource is customresourcedefinitions.apiextensions.k8s.io, which
