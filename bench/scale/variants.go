@@ -73,11 +73,11 @@ var variants = []variant{
 	{"ours-strip", "this library, WithTransform(TransformStripManagedFields())", func(ctx context.Context, cfg *rest.Config) (*running, error) {
 		return runOurs(ctx, cfg, informers.WithTransform(informers.TransformStripManagedFields()))
 	}},
-	{"ours-intern", "this library, WithLeanMemory(LeanIntern(), LeanNoShare()): strip and intern, no sharing", func(ctx context.Context, cfg *rest.Config) (*running, error) {
-		return runOurs(ctx, cfg, informers.WithLeanMemory(informers.LeanIntern(), informers.LeanNoShare()))
+	{"ours-intern", "this library, WithLeanMemory(LeanInterning(true), LeanNoShare()): strip and intern, no sharing", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runOurs(ctx, cfg, informers.WithLeanMemory(informers.LeanInterning(true), informers.LeanNoShare()))
 	}},
-	{"ours-lean", "this library, WithLeanMemory(LeanIntern()): strip, intern and share (as measured in BENCHMARKS.md)", func(ctx context.Context, cfg *rest.Config) (*running, error) {
-		return runOurs(ctx, cfg, informers.WithLeanMemory(informers.LeanIntern()))
+	{"ours-lean", "this library, WithLeanMemory(LeanInterning(true)): strip, intern and share (as measured in BENCHMARKS.md)", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runOurs(ctx, cfg, informers.WithLeanMemory(informers.LeanInterning(true)))
 	}},
 	{"ours-metadata", "this library, ForMetadata(pods) with WithLeanMemory()", runMetadata},
 	{rawPaged, "paged LIST (limit 500) decoded into a kept slice; no cache, no watch", func(ctx context.Context, cfg *rest.Config) (*running, error) {
@@ -163,7 +163,7 @@ func runOurs(ctx context.Context, cfg *rest.Config, opts ...informers.SharedInfo
 }
 
 func runMetadata(ctx context.Context, cfg *rest.Config) (*running, error) {
-	f, err := informers.NewForConfig(cfg, 0, informers.WithLeanMemory(informers.LeanIntern()))
+	f, err := informers.NewForConfig(cfg, 0, informers.WithLeanMemory(informers.LeanInterning(true)))
 	if err != nil {
 		return nil, err
 	}
