@@ -23,20 +23,26 @@
 #   hack/coverage.sh                 the table
 #   hack/coverage.sh -o cover.out    also the merged profile, for
 #                                    go tool cover -html=cover.out (at the root)
+#   hack/coverage.sh -list           only the modules whose tests it runs
+#                                    (hack/test.sh runs those here only)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$root"
 
-out=""
+out="" list=""
 while [ $# -gt 0 ]; do
 	case "$1" in
+	-list)
+		list=1
+		shift
+		;;
 	-o)
 		[ $# -ge 2 ] || { echo "coverage.sh: -o needs a file name" >&2; exit 2; }
 		out=$(realpath -m "$2")
 		shift 2
 		;;
 	*)
-		echo "usage: hack/coverage.sh [-o merged-profile]" >&2
+		echo "usage: hack/coverage.sh [-list] [-o merged-profile]" >&2
 		exit 2
 		;;
 	esac
@@ -65,11 +71,15 @@ while read -r m; do
 		fi
 	fi
 	if [ -n "${skip[$m]:-}" ]; then
-		echo "skipped $m: ${skip[$m]}"
+		[ -n "$list" ] || echo "skipped $m: ${skip[$m]}"
 		continue
 	fi
 	covered_modules+=("$m")
 done < <(modules)
+if [ -n "$list" ]; then
+	printf '%s\n' "${covered_modules[@]}"
+	exit 0
+fi
 
 echo "coverpkg: $coverpkg"
 dirs=() profiles=()

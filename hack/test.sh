@@ -2,7 +2,8 @@
 # The whole test suite: what README.md documents and .ci/run calls.
 #
 #   gofmt, license headers, `go mod tidy -diff`, generated code up to date,
-#   golangci-lint (.golangci.yml; includes go vet), go test -race, the API
+#   golangci-lint (.golangci.yml; includes go vet), go test -race (with the
+#   library's statement coverage, hack/coverage.sh), the API
 #   parity check against client-go, the bench-scale smoke, the e2e suite
 #   against a kube-apiserver and etcd built from the Go module proxy, and the
 #   next lane: a copy moved to the upcoming client-go ($next_version below),
@@ -221,9 +222,15 @@ step "go mod tidy -diff (every module)" check_tidy
 build_lint() { golangci_lint >"$logs/lint-path"; }
 step "build golangci-lint (hack/tools)" build_lint
 golangci_lint=$(cat "$logs/lint-path" 2>/dev/null || true)
+# The modules whose tests exercise the library run once, with coverage
+# (hack/coverage.sh: race-built, -coverpkg over the library, merged report);
+# the others run plain.
+mapfile -t covered_modules < <(hack/coverage.sh -list)
 for m in "${unit_modules[@]}"; do
+	[[ " ${covered_modules[*]} " == *" $m "* ]] && continue
 	step "go test -race ($m)" unit_test "$m"
 done
+step "go test -race with coverage (${covered_modules[*]}; hack/coverage.sh)" hack/coverage.sh
 step "compile the e2e tests (race)" compile_e2e
 
 # --- more steps that need no apiserver go here, as
