@@ -80,17 +80,27 @@ type SharedInformerFactory interface {
 	Shutdown()
 
 	// WaitForCacheSync blocks until every started informer has synced or
-	// stopCh is closed, and reports which informer types have synced.
+	// stopCh is closed, and reports which informer types have synced. An
+	// informer has synced once its initial list is in the cache and its
+	// first watch has returned, so that no later change is lost; one that
+	// an invalid option keeps from running, or whose watch is forbidden,
+	// is reported as not synced without being waited for.
 	WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool
 
-	// WaitForCacheSyncWithContext blocks until every started informer has
-	// synced or ctx is done. The result's Err is set when ctx ended first;
-	// [cache.SyncResult.AsError] names the informers that did not sync.
+	// WaitForCacheSyncWithContext is WaitForCacheSync with a context. The
+	// result's Err names each informer that did not sync and why, and
+	// wraps the context's cause when ctx ended first;
+	// [cache.SyncResult.AsError] returns it.
 	WaitForCacheSyncWithContext(ctx context.Context) cache.SyncResult
 
 	// ForResource returns the shared informer for a resource by its
-	// GroupVersionResource, the same informer as the typed accessor. An
-	// unknown resource is an error that names it.
+	// GroupVersionResource. For a built-in resource it is the same
+	// informer as the typed accessor. For any other resource, such as a
+	// custom resource, a factory with a dynamic client (NewForConfig,
+	// WithDynamicClient) returns a shared dynamic informer of
+	// *unstructured.Unstructured. Otherwise, and for a misspelt built-in
+	// resource, it is an error wrapping ErrUnknownResource that names the
+	// resource and what was probably meant.
 	ForResource(resource schema.GroupVersionResource) (GenericInformer, error)
 
 	// InformerFor returns the shared informer for obj's type, building it
