@@ -156,4 +156,3 @@ func (f *sharedInformerFactory) started() []*entry {
 	}
 	return out
 }
-

@@ -181,4 +181,3 @@ func (o ResourceOptions) shardSelector() apisharding.Selector {
 	}
 	return nil
 }
-
