@@ -79,6 +79,9 @@ var variants = []variant{
 	{"ours-lean", "this library, WithLeanMemory(LeanInterning(true)): strip, intern and share (as measured in BENCHMARKS.md)", func(ctx context.Context, cfg *rest.Config) (*running, error) {
 		return runOurs(ctx, cfg, informers.WithLeanMemory(informers.LeanInterning(true)))
 	}},
+	{"ours-lean-default", "this library, WithLeanMemory() as shipped: strip and share, no interning", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runOurs(ctx, cfg, informers.WithLeanMemory())
+	}},
 	{"ours-metadata", "this library, ForMetadata(pods) with WithLeanMemory()", runMetadata},
 	{rawPaged, "paged LIST (limit 500) decoded into a kept slice; no cache, no watch", func(ctx context.Context, cfg *rest.Config) (*running, error) {
 		return runRawList(ctx, cfg, true)
