@@ -80,7 +80,7 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 			s.refused = fmt.Errorf("not started: %w", err)
 		}
 	}
-	e.refuse(s.refused)
+	e.refused = s.refused
 	f.register(e)
 	return e.informer
 }
@@ -192,7 +192,7 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 	}
 	e.informer = newFactoryInformer(informer, shard, e.gate)
 	f.setTransform(e, s.transform)
-	e.refuse(s.refused)
+	e.refused = s.refused
 }
 
 // watchErrors records the errors of an informer's watch stream, which

@@ -122,6 +122,15 @@ var (
 	namespacedInformers = func(_ schema.GroupVersionResource, namespaced bool) bool { return namespaced }
 )
 
+// shardedInformers are the informers a shard on field applies to: all of
+// them, but only the namespaced ones for the namespace hash.
+func shardedInformers(field sharding.Field) func(schema.GroupVersionResource, bool) bool {
+	if field == sharding.FieldNamespace {
+		return namespacedInformers
+	}
+	return everyInformer
+}
+
 func informersOf(resource schema.GroupVersionResource) func(schema.GroupVersionResource, bool) bool {
 	return func(r schema.GroupVersionResource, _ bool) bool { return r == resource }
 }
@@ -330,10 +339,7 @@ func withStaticShard(option string, field sharding.Field, index, count int) Shar
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		option := fmt.Sprintf("%s(%d, %d)", option, index, count)
 		nsOnly := field == sharding.FieldNamespace
-		refuses := everyInformer
-		if nsOnly {
-			refuses = namespacedInformers
-		}
+		refuses := shardedInformers(field)
 		sel, err := sharding.ForShard(field, index, count)
 		if err != nil {
 			factory.invalidNarrowing(fmt.Errorf("%s: %w", option, err), refuses)
@@ -359,10 +365,7 @@ func withStaticShard(option string, field sharding.Field, index, count int) Shar
 func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		const option = "WithShardMembership"
-		refuses := everyInformer
-		if field == sharding.FieldNamespace {
-			refuses = namespacedInformers
-		}
+		refuses := shardedInformers(field)
 		if m == nil {
 			factory.invalidNarrowing(errors.New("WithShardMembership: the *sharding.Membership is nil"), refuses)
 			return factory

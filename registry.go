@@ -106,13 +106,6 @@ type entry struct {
 	done   chan struct{}
 }
 
-// refuse marks e as not to be run because of err (nil: nothing to do).
-func (e *entry) refuse(err error) {
-	if err != nil {
-		e.refused = err
-	}
-}
-
 // register adds e, with its informer built, to the registry; the caller
 // holds f.lock.
 func (f *sharedInformerFactory) register(e *entry) {

@@ -159,9 +159,9 @@ func New(cfg Config) *cache.ListWatch {
 		obj, err := r.List(ctx, opts)
 		if err == nil && keep != nil {
 			err = checkEcho(obj, opts.ShardSelector, cfg.Resource)
-		}
-		if err == nil && keep != nil {
-			err = filterList(obj, keep, sharder, cfg.Resource)
+			if err == nil {
+				err = filterList(obj, keep, sharder, cfg.Resource)
+			}
 		}
 		observe(err)
 		return obj, err
@@ -230,15 +230,15 @@ func (silentSharder) Ignored(runtime.Object) {}
 // can repair. A list without ShardInfo was not filtered by the server;
 // filterList then does the work.
 func checkEcho(list runtime.Object, sent string, resource schema.GroupVersionResource) error {
-	sharded, ok := list.(metav1.ShardedListInterface)
+	// ListAccessor returns a typed or unstructured list itself, and the
+	// ListMeta of any other; either has ShardInfo if the version has it.
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil // filterList reports a list it cannot read
+	}
+	sharded, ok := lm.(metav1.ShardedListInterface)
 	if !ok {
-		lm, err := meta.ListAccessor(list)
-		if err != nil {
-			return nil // filterList reports a list it cannot read
-		}
-		if sharded, ok = lm.(metav1.ShardedListInterface); !ok {
-			return nil
-		}
+		return nil
 	}
 	if info := sharded.GetShardInfo(); info != nil && info.Selector != sent {
 		return fmt.Errorf("informers: list %s: the server applied the shard selector %q, not the %q sent", resource, info.Selector, sent)
