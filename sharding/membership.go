@@ -20,8 +20,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +43,12 @@ import (
 // [MembershipConfig.Controller]. Members of one controller list and watch the
 // Leases with their value, so several controllers can share a namespace.
 const LabelController = "sharding.kubeinformers.io/controller"
+
+// AnnotationNotReady is on the Lease of a member that has given up its
+// share because its health checks have failed for longer than
+// [MembershipConfig.HealthGrace]; its value is the failure. See the Health
+// section of [Membership].
+const AnnotationNotReady = "sharding.kubeinformers.io/not-ready"
 
 // Defaults suggested for [MembershipConfig]: a member that dies is replaced
 // after at most DefaultLeaseDuration; renewing every third of it leaves two
@@ -71,6 +79,11 @@ type MembershipConfig struct {
 	// RenewInterval is how often this member renews its Lease; it must be
 	// shorter than LeaseDuration (a third of it is a good value).
 	RenewInterval time.Duration
+	// HealthGrace is how long this member's health checks
+	// ([Membership.AddHealthCheck]) may fail before it gives up its share;
+	// see the Health section of [Membership]. Zero means LeaseDuration; a
+	// negative value turns the rule off: the member always takes a share.
+	HealthGrace time.Duration
 	// Clock is the time source; nil means the real clock. Tests inject a
 	// fake one.
 	Clock Clock
@@ -140,9 +153,49 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 // Subscribers see ranges, not objects: the factory is responsible for
 // switching its informers and for the delete and add notifications of
 // objects that leave or join its shard.
+//
+// # Health
+//
+// A member takes a share only while it can serve it. The rule, in full:
+//
+//   - Health checks ([Membership.AddHealthCheck]; the factory of
+//     informers.WithShardMembership registers one) are called at every
+//     renewal, just before the Lease is written.
+//   - A member is unhealthy once some check has returned an error at
+//     every renewal for at least [MembershipConfig.HealthGrace] (default:
+//     the lease duration). It then publishes itself not ready: the Lease
+//     it writes carries [AnnotationNotReady] with the error. It keeps
+//     renewing, so it stays a live member.
+//   - Every member assigns the hash space over the ready live members only
+//     ([Membership.Assigned]), so a not-ready member owns nothing and its
+//     ranges go to the others.
+//   - At the first renewal at which every check passes, the member drops
+//     the annotation and takes a share again.
+//   - If no live member is ready, the space is assigned over all live
+//     members, as if no member had a health check. A cluster-wide outage
+//     (the API server failing every list, a resource missing or forbidden
+//     everywhere) makes every member unhealthy; giving up then would leave
+//     the whole space unowned, while keeping it loses nothing: the members
+//     serve again as soon as the server does.
+//
+// Bounds, with R the renew interval and G the grace: checks that fail from
+// t on are first seen failing at the renewal after t, at most R later, and
+// the member publishes itself not ready at the first renewal at least G
+// after that one: by t + G + R when G is a multiple of R (as with the
+// default G = D and R = D/3), by t + G + 2R otherwise. The others apply it
+// W later and cover its ranges one relist L after that. A member whose
+// checks pass again rejoins at its next renewal, at most R later, plus W.
+//
+// The default G = D treats a member that cannot serve like one that
+// crashed: its share is served again about one lease duration later.
+// A shorter grace would make errors that fix themselves (an API server
+// restart, an etcd leader election, the first retries of a reflector's
+// backoff, 0.8 s, 1.6 s, 3.2 s, ...) move ranges, and every move, out and
+// back, makes every member relist the ranges it gains.
 type Membership struct {
 	cfg       MembershipConfig
 	clock     Clock
+	grace     time.Duration // HealthGrace with its default; < 0: off
 	leases    coordinationv1client.LeaseInterface
 	leaseName string
 	durSec    int32
@@ -159,12 +212,18 @@ type Membership struct {
 	lastRenew time.Time // renewTime of our last successful write
 	computed  bool      // the first assignment is known
 	members   []string
+	assigned  []string // the members the space is divided among
 	ranges    []Range
-	subs      map[int]chan []Range
-	nextSub   int
-	informer  cache.SharedIndexInformer
-	cancel    context.CancelFunc
-	done      chan struct{}
+	checks    map[int]func() error
+	nextCheck int
+	// failingSince is the renewal from which some check has failed at
+	// every renewal; zero while they pass.
+	failingSince time.Time
+	subs         map[int]chan []Range
+	nextSub      int
+	informer     cache.SharedIndexInformer
+	cancel       context.CancelFunc
+	done         chan struct{}
 }
 
 const (
@@ -219,14 +278,20 @@ func NewMembership(cfg MembershipConfig) (*Membership, error) {
 	if clk == nil {
 		clk = realClock{}
 	}
+	grace := cfg.HealthGrace
+	if grace == 0 {
+		grace = cfg.LeaseDuration
+	}
 	return &Membership{
 		cfg:       cfg,
 		clock:     clk,
+		grace:     grace,
 		leases:    cfg.Client.CoordinationV1().Leases(cfg.Namespace),
 		leaseName: leaseName,
 		durSec:    int32(cfg.LeaseDuration / time.Second),
 		changed:   make(chan struct{}, 1),
 		subs:      map[int]chan []Range{},
+		checks:    map[int]func() error{},
 	}, nil
 }
 
@@ -372,7 +437,7 @@ func (m *Membership) loop(ctx context.Context) {
 				// Canceled without Stop: no longer a member here, and the
 				// Lease expires for the others.
 				m.state = stateStopped
-				m.ranges, m.members = nil, nil
+				m.ranges, m.members, m.assigned = nil, nil, nil
 				m.closeSubsLocked()
 			}
 			m.mu.Unlock()
@@ -391,6 +456,7 @@ func (m *Membership) renew(ctx context.Context) error {
 	// The server stores renewTime in microseconds; truncating here keeps our
 	// own expiry identical to the one the others compute from the Lease.
 	now := m.clock.Now().Truncate(time.Microsecond)
+	notReady := m.checkHealth(now)
 	m.mu.Lock()
 	cur := m.lease.DeepCopy()
 	m.mu.Unlock()
@@ -415,9 +481,9 @@ func (m *Membership) renew(ctx context.Context) error {
 			}
 		}
 		if cur == nil {
-			written, err = m.leases.Create(ctx, m.newLease(now), metav1.CreateOptions{})
+			written, err = m.leases.Create(ctx, m.newLease(now, notReady), metav1.CreateOptions{})
 		} else {
-			written, err = m.leases.Update(ctx, m.updatedLease(cur, now), metav1.UpdateOptions{})
+			written, err = m.leases.Update(ctx, m.updatedLease(cur, now, notReady), metav1.UpdateOptions{})
 		}
 		retry := apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err)
 		if !retry {
@@ -429,24 +495,93 @@ func (m *Membership) renew(ctx context.Context) error {
 		return fmt.Errorf("sharding: renew Lease %s/%s: %w", m.cfg.Namespace, m.leaseName, err)
 	}
 	m.mu.Lock()
+	was := notReadyOf(m.lease)
 	m.lease = written
 	m.lastRenew = now
 	m.mu.Unlock()
+	switch is := notReadyOf(written); {
+	case is != "" && was == "":
+		klog.FromContext(ctx).Info("Giving up this member's shard share: its health checks have failed for longer than the grace", "namespace", m.cfg.Namespace, "lease", m.leaseName, "grace", m.grace, "reason", is)
+	case is == "" && was != "":
+		klog.FromContext(ctx).Info("Taking a shard share again: the health checks pass", "namespace", m.cfg.Namespace, "lease", m.leaseName)
+	}
 	return nil
 }
 
-func (m *Membership) newLease(now time.Time) *coordinationv1.Lease {
-	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: m.leaseName, Namespace: m.cfg.Namespace}}
-	l.Spec.AcquireTime = ptrMicro(now)
-	return m.updatedLease(l, now)
+// maxNotReady bounds the failure written in AnnotationNotReady.
+const maxNotReady = 1024
+
+// checkHealth calls the health checks, outside m.mu (a check may take its
+// own locks), and applies the rule of Membership's Health section at the
+// renewal now: it returns the failure to publish, or "" for ready.
+func (m *Membership) checkHealth(now time.Time) string {
+	if m.grace < 0 {
+		return ""
+	}
+	m.mu.Lock()
+	ids := slices.Sorted(maps.Keys(m.checks))
+	checks := make([]func() error, 0, len(ids))
+	for _, id := range ids {
+		checks = append(checks, m.checks[id])
+	}
+	m.mu.Unlock()
+	var failed error
+	for _, check := range checks {
+		if failed = check(); failed != nil {
+			break
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if failed == nil {
+		m.failingSince = time.Time{}
+		return ""
+	}
+	if m.failingSince.IsZero() {
+		m.failingSince = now
+	}
+	if now.Sub(m.failingSince) < m.grace {
+		return ""
+	}
+	msg := fmt.Sprintf("health check failing since %s: %v", m.failingSince.UTC().Format(time.RFC3339), failed)
+	if len(msg) > maxNotReady {
+		msg = strings.ToValidUTF8(msg[:maxNotReady-3], "") + "..."
+	}
+	return msg
 }
 
-func (m *Membership) updatedLease(l *coordinationv1.Lease, now time.Time) *coordinationv1.Lease {
+// notReadyOf is the failure a member's Lease publishes, "" if it is ready.
+func notReadyOf(l *coordinationv1.Lease) string {
+	if l == nil {
+		return ""
+	}
+	msg, ok := l.Annotations[AnnotationNotReady]
+	if ok && msg == "" {
+		return "not ready" // written by hand, or by another tool
+	}
+	return msg
+}
+
+func (m *Membership) newLease(now time.Time, notReady string) *coordinationv1.Lease {
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: m.leaseName, Namespace: m.cfg.Namespace}}
+	l.Spec.AcquireTime = ptrMicro(now)
+	return m.updatedLease(l, now, notReady)
+}
+
+func (m *Membership) updatedLease(l *coordinationv1.Lease, now time.Time, notReady string) *coordinationv1.Lease {
 	l = l.DeepCopy()
 	if l.Labels == nil {
 		l.Labels = map[string]string{}
 	}
 	l.Labels[LabelController] = m.cfg.Controller
+	if notReady != "" {
+		if l.Annotations == nil {
+			l.Annotations = map[string]string{}
+		}
+		l.Annotations[AnnotationNotReady] = notReady
+	} else {
+		delete(l.Annotations, AnnotationNotReady)
+	}
 	id, dur := m.cfg.Identity, m.durSec
 	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != id || l.Spec.AcquireTime == nil {
 		l.Spec.AcquireTime = ptrMicro(now)
@@ -478,7 +613,7 @@ func (m *Membership) recompute() time.Time {
 			next = t
 		}
 	}
-	var live []string
+	var live, ready []string
 	for _, obj := range m.informer.GetStore().List() {
 		l, ok := obj.(*coordinationv1.Lease)
 		if !ok || l.Labels[LabelController] != m.cfg.Controller {
@@ -494,22 +629,34 @@ func (m *Membership) recompute() time.Time {
 		exp := l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second)
 		if exp.After(now) {
 			live = append(live, id)
+			if notReadyOf(l) == "" {
+				ready = append(ready, id)
+			}
 			earliest(exp)
 		}
 	}
 	if exp := m.lastRenew.Add(m.cfg.LeaseDuration); exp.After(now) {
 		live = append(live, m.cfg.Identity)
+		if notReadyOf(m.lease) == "" {
+			ready = append(ready, m.cfg.Identity)
+		}
 		earliest(exp)
 	}
 	live = sortedUnique(live)
+	// The Health rule: the ready members share the space; if none is
+	// ready, all live members do.
+	assigned := sortedUnique(ready)
+	if len(assigned) == 0 {
+		assigned = live
+	}
 	var ranges []Range
-	if r, ok := Assign(live)[m.cfg.Identity]; ok {
+	if r, ok := Assign(assigned)[m.cfg.Identity]; ok {
 		ranges = []Range{r}
 	}
-	if !slices.Equal(live, m.members) {
-		klog.V(2).InfoS("Shard membership changed", "namespace", m.cfg.Namespace, "controller", m.cfg.Controller, "identity", m.cfg.Identity, "members", live, "ranges", fmt.Sprint(ranges))
+	if !slices.Equal(live, m.members) || !slices.Equal(assigned, m.assigned) {
+		klog.V(2).InfoS("Shard membership changed", "namespace", m.cfg.Namespace, "controller", m.cfg.Controller, "identity", m.cfg.Identity, "members", live, "assigned", assigned, "ranges", fmt.Sprint(ranges))
 	}
-	m.members = live
+	m.members, m.assigned = live, assigned
 	if !m.computed || !slices.Equal(ranges, m.ranges) {
 		m.computed = true
 		m.ranges = ranges
@@ -585,11 +732,56 @@ func (m *Membership) Ranges() []Range {
 }
 
 // Members is the sorted identities of the live members, this one included
-// while its Lease is fresh.
+// while its Lease is fresh; ready or not (see [Membership.Assigned]).
 func (m *Membership) Members() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.members)
+}
+
+// Assigned is the sorted identities among which the hash space is divided:
+// the live members that are ready, or all live members when none is (see
+// the Health section of [Membership]). Member i of Assigned owns
+// [Split](i, len(Assigned)).
+func (m *Membership) Assigned() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.assigned)
+}
+
+// Health returns why this member has given up its share, as its Lease
+// says since its last successful renewal, or nil while it takes one. It
+// makes no request.
+func (m *Membership) Health() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if msg := notReadyOf(m.lease); msg != "" {
+		return fmt.Errorf("sharding: member %s/%s is not ready: %s", m.cfg.Namespace, m.leaseName, msg)
+	}
+	return nil
+}
+
+// AddHealthCheck registers check, which tells whether this member can
+// serve its share: nil if it can. It is called at every renewal, from the
+// membership's goroutine and without any of its locks held; it must not
+// block, and should make no request (the factory's check reads what its
+// informers last observed). The Health section of [Membership] says how
+// failures are counted. remove unregisters it; it can be called more than
+// once, and from check itself.
+func (m *Membership) AddHealthCheck(check func() error) (remove func()) {
+	if check == nil {
+		return func() {}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id := m.nextCheck
+	m.nextCheck++
+	m.checks[id] = check
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		delete(m.checks, id)
+	}
 }
 
 // LeaseName is the name of this member's Lease: Controller-Identity.
@@ -633,7 +825,7 @@ func (m *Membership) Stop(ctx context.Context) error {
 		}
 	}
 	m.mu.Lock()
-	m.ranges, m.members = nil, nil
+	m.ranges, m.members, m.assigned = nil, nil, nil
 	m.closeSubsLocked()
 	m.mu.Unlock()
 	if err != nil {
