@@ -66,6 +66,9 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 	if e, exists := f.byType[informerType]; exists {
 		return e.informer
 	}
+	if r := f.bindings.byType[informerType]; r != nil {
+		return f.resolveBound(r).informer
+	}
 	// typeResources names the resource of a built-in type, so that its
 	// options apply and RemoveInformer and Ready can name it.
 	e := &entry{id: InformerID{Form: FormTyped, Resource: typeResources[informerType], Type: informerType}}

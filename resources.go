@@ -69,6 +69,9 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	if informer := f.informerForResource(resource); informer != nil {
 		return &genericInformer{informer: informer, resource: resource.GroupResource()}, nil
 	}
+	if informer := f.boundInformer(resource); informer != nil {
+		return &genericInformer{informer: informer, resource: resource.GroupResource()}, nil
+	}
 	if err := validateResource(resource); err != nil {
 		return nil, fmt.Errorf("%w for %v: %w", ErrUnknownResource, resource, err)
 	}

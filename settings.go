@@ -42,11 +42,9 @@ func (f *sharedInformerFactory) checkFactoryOptions() {
 	if len(f.namespaces) > 0 && f.namespaceSet {
 		f.invalidNarrowing(fmt.Errorf("WithNamespace(%q) and WithNamespaces(%q) both given: use one", f.namespace, f.namespaces), namespacedInformers)
 	}
-	for _, resource := range slices.SortedFunc(maps.Keys(f.resourceOptions), compareResources) {
-		if !isBuiltIn(resource) && f.dynamicClient == nil && f.metadataClient == nil {
-			f.invalidNarrowing(fmt.Errorf("WithResourceOptions(%v): the resource is not built in and the factory has no dynamic or metadata client to serve it (use NewForConfig or WithDynamicClient)", resource), informersOf(resource))
-		}
-	}
+	// Options for a resource that is not built in are not checked against
+	// the clients here: a typed binding (Bind, after New) may serve it.
+	// Notices names those that nothing serves (unservedOptions).
 }
 
 func compareResources(a, b schema.GroupVersionResource) int {

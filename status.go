@@ -147,6 +147,7 @@ func (f *sharedInformerFactory) Notices() []string {
 			out = append(out, fmt.Sprintf("%s: %s", e.id, *msg))
 		}
 	}
+	out = append(out, f.unservedOptions()...)
 	slices.Sort(out)
 	return out
 }

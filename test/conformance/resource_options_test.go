@@ -67,7 +67,6 @@ func TestResourceOptionsBadInput(t *testing.T) {
 		{"namespace name", []informers.SharedInformerOption{informers.WithResourceOptions(podsGVR, informers.ResourceOptions{Namespaces: []string{"Bad_NS"}})}, []string{"pods", `"Bad_NS" is not a valid namespace name`}},
 		{"duplicate namespace", []informers.SharedInformerOption{informers.WithResourceOptions(podsGVR, informers.ResourceOptions{Namespaces: []string{"a", "a"}})}, []string{"pods", `namespace "a" is given twice`}},
 		{"cluster-scoped", []informers.SharedInformerOption{informers.WithResourceOptions(nodesGVR, informers.ResourceOptions{Namespaces: []string{"a"}})}, []string{"nodes", "cluster-scoped"}},
-		{"not servable", []informers.SharedInformerOption{informers.WithResourceOptions(widgetsGVR, informers.ResourceOptions{LabelSelector: "a=b"})}, []string{"widgets", "no dynamic or metadata client"}},
 		{"typo", []informers.SharedInformerOption{informers.WithResourceOptions(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployment"}, informers.ResourceOptions{})}, []string{"deployment", `did you mean "deployments"`}},
 		{"negative resync", []informers.SharedInformerOption{informers.WithResourceOptions(podsGVR, informers.ResourceOptions{ResyncPeriod: -time.Second})}, []string{"pods", "ResyncPeriod -1s is negative"}},
 		{"twice", []informers.SharedInformerOption{informers.WithResourceOptions(podsGVR, informers.ResourceOptions{}), informers.WithResourceOptions(podsGVR, informers.ResourceOptions{})}, []string{"pods", "given twice"}},
@@ -97,6 +96,15 @@ func TestResourceOptionsBadInput(t *testing.T) {
 	if _, err := informers.New(fake.NewClientset(), 0, informers.WithDynamicClient(newDynamic()),
 		informers.WithResourceOptions(widgetsGVR, informers.ResourceOptions{Namespaces: []string{"a", "b"}})); err != nil {
 		t.Errorf("options for a custom resource with a dynamic client: %v", err)
+	}
+	// Without one, a typed binding (informers.Bind, after New) may serve
+	// it, so New accepts it; Notices names it while nothing does.
+	f, err := informers.New(fake.NewClientset(), 0, informers.WithResourceOptions(widgetsGVR, informers.ResourceOptions{LabelSelector: "a=b"}))
+	if err != nil {
+		t.Fatalf("options for a custom resource without a dynamic client: %v", err)
+	}
+	if n := f.Notices(); len(n) != 1 || !strings.Contains(n[0], "widgets") || !strings.Contains(n[0], "no informer serves it") {
+		t.Errorf("Notices() = %q, want one naming widgets as served by no informer", n)
 	}
 }
 
