@@ -50,7 +50,9 @@ func loadPackages(dir string, patterns []string) ([]apiPackage, error) {
 			}
 			return nil, fmt.Errorf("loading %s: %w", p.PkgPath, e)
 		}
-		out = append(out, readPackage(p.PkgPath, p.Fset, p.Syntax))
+		ap := readPackage(p.PkgPath, p.Fset, p.Syntax)
+		ap.Files = p.GoFiles
+		out = append(out, ap)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
@@ -81,9 +83,10 @@ func readPackage(path string, fset *token.FileSet, files []*ast.File) apiPackage
 					doc, anchor = gd.Doc, gd.Pos()
 				}
 				p.Types = append(p.Types, apiType{
-					Name: ts.Name.Name,
-					Tags: typeTags(fset, f, doc, anchor),
-					Pos:  fset.Position(ts.Pos()).String(),
+					Name:       ts.Name.Name,
+					Tags:       typeTags(fset, f, doc, anchor),
+					Pos:        fset.Position(ts.Pos()).String(),
+					ObjectMeta: objectMetaOf(ts),
 				})
 			}
 		}
@@ -126,4 +129,31 @@ func commentText(cg *ast.CommentGroup) []string {
 		out = append(out, strings.Split(text, "\n")...)
 	}
 	return out
+}
+
+// objectMetaOf says whether a struct type embeds ObjectMeta (of any
+// package, as informer-gen looks for it by name) and whether that field has
+// a json tag: an ObjectMeta without one marks an internal API type.
+func objectMetaOf(ts *ast.TypeSpec) objectMeta {
+	st, ok := ts.Type.(*ast.StructType)
+	if !ok {
+		return noObjectMeta
+	}
+	for _, f := range st.Fields.List {
+		name := ""
+		switch t := f.Type.(type) {
+		case *ast.Ident:
+			name = t.Name
+		case *ast.SelectorExpr:
+			name = t.Sel.Name
+		}
+		if len(f.Names) > 0 || name != "ObjectMeta" {
+			continue
+		}
+		if f.Tag != nil && strings.Contains(f.Tag.Value, "json") {
+			return externalObjectMeta
+		}
+		return internalObjectMeta
+	}
+	return noObjectMeta
 }

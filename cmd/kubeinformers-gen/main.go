@@ -14,19 +14,38 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command kubeinformers-gen generates the per-group and per-version informer
-// packages of github.com/kubeinformers/informers, and the parts of the
-// factory that depend on the API types, from the Kubernetes API packages.
+// Command kubeinformers-gen generates typed informers that share one
+// factory of github.com/kubeinformers/informers. It has two modes.
 //
-// It loads the API packages with golang.org/x/tools/go/packages in the
-// context of the output module, so the API version is the one that module's
-// go.mod selects, reads their +genclient tags, builds a sorted model of
-// groups, versions and resources, and renders it through text/template and
-// go/format.
+// With informer-gen's command line (k8s.io/code-generator v0.37.2) it is a
+// drop-in for informer-gen: it reads the user's API packages and writes the
+// same packages informer-gen writes, with the same exported API
+// (externalversions, internalinterfaces, one package per group and
+// version), whose informers live in a kubeinformers factory. The factory
+// package also has New(factory informers.Factory, client) to bind the
+// group to a factory that built-in informers share:
 //
-// Usage:
+//	kubeinformers-gen --go-header-file hack/boilerplate.go.txt \
+//		--output-dir pkg/generated/informers --output-pkg example.com/m/pkg/generated/informers \
+//		--versioned-clientset-package example.com/m/pkg/generated/clientset/versioned \
+//		--listers-package example.com/m/pkg/generated/listers \
+//		example.com/m/pkg/apis/gadgets/v1
+//
+// informer-gen's flags that it does not support (--internal-clientset-package,
+// --lint-rules and klog's flags other than -v) are errors that say so.
+//
+// Without --output-dir it generates this library's own tree, the per-group
+// and per-version packages and the parts of the factory that depend on the
+// API types, from k8s.io/api (hack/update-codegen.sh):
 //
 //	kubeinformers-gen -module-dir . -out . [-input k8s.io/api/...]
+//
+// Either way it loads the API packages with golang.org/x/tools/go/packages
+// in the context of the current (or -module-dir) module, so the API version
+// is the one that module's go.mod selects, reads their +genclient,
+// +groupName and +groupGoName tags as client-gen does, builds a sorted model
+// of groups, versions and resources, and renders it through text/template
+// and go/format. Nothing is written unless everything rendered.
 package main
 
 import (
@@ -46,6 +65,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if informerGenMode(args) {
+		return runInformerGen(args)
+	}
 	fs := flag.NewFlagSet("kubeinformers-gen", flag.ContinueOnError)
 	moduleDir := fs.String("module-dir", ".", "module whose go.mod selects the API version; its module path is the output import path")
 	out := fs.String("out", ".", "directory to write the generated tree into")

@@ -34,6 +34,9 @@ type Group struct {
 	Dir string
 	// Versions are sorted by name.
 	Versions []Version
+	// PkgName is the group package's name, as informer-gen names it: Dir
+	// up to its first dot.
+	PkgName string
 }
 
 // DisplayName is the group as it appears in comments: "core" for "".
@@ -54,6 +57,13 @@ type Version struct {
 	APIPackage string
 	// Resources are sorted by Kind.
 	Resources []Resource
+	// Dir is the version package's directory and name: Name in lower case.
+	Dir string
+	// GroupDir is the group's Dir.
+	GroupDir string
+	// Alias is the import name of the version package where all groups'
+	// versions are imported together, e.g. "gadgetsv1".
+	Alias string
 }
 
 // Resource is one kind that can be listed and watched.
@@ -80,7 +90,17 @@ type apiPackage struct {
 	Path    string   // import path, e.g. k8s.io/api/apps/v1
 	PkgTags []string // tag lines from the package's doc comments
 	Types   []apiType
+	Files   []string // the package's Go files, for error messages
 }
+
+// objectMeta says how a type embeds ObjectMeta.
+type objectMeta int
+
+const (
+	noObjectMeta       objectMeta = iota
+	externalObjectMeta            // with a json tag: a versioned API type
+	internalObjectMeta            // without: an internal API type
+)
 
 type apiType struct {
 	Name string
@@ -88,14 +108,41 @@ type apiType struct {
 	// block separated from it by one blank line, as gengo reads them.
 	Tags []string
 	Pos  string // file:line, for error messages
+	// ObjectMeta says whether and how the type embeds ObjectMeta.
+	ObjectMeta objectMeta
+}
+
+// modelOptions are what differs between the library's own tree and a
+// user's API packages (informer-gen's command line).
+type modelOptions struct {
+	// strict makes every input package carry +groupName and at least one
+	// +genclient type embedding a versioned ObjectMeta, instead of falling
+	// back to the directory name or skipping the package.
+	strict bool
+	// plural forms a kind's plural; nil is the library's pluralize.
+	plural func(kind string) string
 }
 
 // buildModel turns the loaded packages into the sorted model. Packages
 // without any informable type are left out, as are types without +genclient
 // or without both the list and watch verbs.
 func buildModel(pkgs []apiPackage) ([]Group, error) {
+	return buildModelWith(pkgs, modelOptions{})
+}
+
+// buildModelWith is buildModel with opts.
+func buildModelWith(pkgs []apiPackage, opts modelOptions) ([]Group, error) {
+	plural := opts.plural
+	if plural == nil {
+		plural = pluralize
+	}
 	groups := map[string]*Group{}
 	for _, p := range pkgs {
+		if opts.strict {
+			if err := checkInputPackage(p); err != nil {
+				return nil, err
+			}
+		}
 		elems := strings.Split(p.Path, "/")
 		if len(elems) < 2 {
 			return nil, fmt.Errorf("%s: want an import path ending in <group>/<version>", p.Path)
@@ -108,7 +155,7 @@ func buildModel(pkgs []apiPackage) ([]Group, error) {
 		}
 		goName := ""
 		if v, ok := pkgTags["groupGoName"]; ok && v != "" {
-			goName = v
+			goName = upperFirst(v)
 		} else if groupName == "" {
 			goName = "Core"
 		} else {
@@ -124,7 +171,7 @@ func buildModel(pkgs []apiPackage) ([]Group, error) {
 			if !gc.enabled || !gc.verbs["list"] || !gc.verbs["watch"] {
 				continue
 			}
-			r := Resource{Kind: t.Name, PluralGoName: pluralize(t.Name), Namespaced: !gc.nonNamespaced}
+			r := Resource{Kind: t.Name, PluralGoName: plural(t.Name), Namespaced: !gc.nonNamespaced}
 			r.Plural = strings.ToLower(r.PluralGoName)
 			if v, ok := parseValueTags(t.Tags)["resourceName"]; ok {
 				if v == "" {
@@ -141,7 +188,7 @@ func buildModel(pkgs []apiPackage) ([]Group, error) {
 
 		g := groups[dir]
 		if g == nil {
-			g = &Group{Name: groupName, GoName: goName, Dir: dir}
+			g = &Group{Name: groupName, GoName: goName, Dir: dir, PkgName: identifier(strings.SplitN(dir, ".", 2)[0])}
 			groups[dir] = g
 		} else if g.Name != groupName || g.GoName != goName {
 			return nil, fmt.Errorf("%s: group %q (%s) disagrees with another version of %s/ that says %q (%s)",
@@ -152,6 +199,9 @@ func buildModel(pkgs []apiPackage) ([]Group, error) {
 			GoName:     upperFirst(version),
 			APIPackage: p.Path,
 			Resources:  resources,
+			Dir:        strings.ToLower(version),
+			GroupDir:   dir,
+			Alias:      identifier(strings.SplitN(dir, ".", 2)[0]) + strings.ToLower(version),
 		})
 	}
 
@@ -172,6 +222,47 @@ func buildModel(pkgs []apiPackage) ([]Group, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
 	return out, nil
+}
+
+// checkInputPackage is what informer-gen's command line requires of an
+// input package beyond the library's own: +groupName, and +genclient types
+// that embed a versioned ObjectMeta. Errors name the package, the type and
+// the file.
+func checkInputPackage(p apiPackage) error {
+	files := strings.Join(p.Files, ", ")
+	var genclient []apiType
+	for _, t := range p.Types {
+		gc, err := parseGenclient(t.Tags)
+		if err != nil {
+			return fmt.Errorf("%s: type %s: %w", t.Pos, t.Name, err)
+		}
+		if gc.enabled {
+			genclient = append(genclient, t)
+		}
+	}
+	if len(genclient) == 0 {
+		return fmt.Errorf("package %s (%s): no type has a +genclient tag, so there is nothing to generate: tag the types to generate informers for, or leave the package out", p.Path, files)
+	}
+	if _, ok := parseValueTags(p.PkgTags)["groupName"]; !ok {
+		return fmt.Errorf("package %s (%s): no +groupName tag (types %s): add \"// +groupName=<API group>\" above the package clause, usually in doc.go", p.Path, files, typeNames(genclient))
+	}
+	for _, t := range genclient {
+		switch t.ObjectMeta {
+		case internalObjectMeta:
+			return fmt.Errorf("%s: type %s in package %s embeds ObjectMeta without a json tag, which makes it an internal API type: internal types and --internal-clientset-package are not supported", t.Pos, t.Name, p.Path)
+		case noObjectMeta:
+			return fmt.Errorf("%s: type %s in package %s has +genclient but does not embed ObjectMeta (metav1.ObjectMeta with a json tag)", t.Pos, t.Name, p.Path)
+		}
+	}
+	return nil
+}
+
+func typeNames(ts []apiType) string {
+	var names []string
+	for _, t := range ts {
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // pluralExceptions are kinds whose plural is not formed by the usual
@@ -222,4 +313,51 @@ func lowerFirst(s string) string {
 		// Keep the capital that starts the next word: CSIDriver → csiDriver.
 		return strings.ToLower(s[:n-1]) + s[n-1:]
 	}
+}
+
+// gengoPlural forms a kind's plural exactly as informer-gen does (gengo's
+// public plural namer): exceptions first (--plural-exceptions Type:Plural),
+// then English rules on the last letter as written, so "Endpoints" becomes
+// "Endpointses" unless an exception says otherwise.
+func gengoPlural(exceptions map[string]string) func(string) string {
+	return func(kind string) string {
+		if p, ok := exceptions[kind]; ok {
+			return p
+		}
+		if len(kind) < 2 {
+			return kind
+		}
+		last, before := kind[len(kind)-1], kind[len(kind)-2]
+		switch last {
+		case 's', 'x', 'z':
+			return kind + "es"
+		case 'y':
+			if strings.IndexByte("bcdfghjklmnpqrstvwxyz", before) >= 0 {
+				return kind[:len(kind)-1] + "ies"
+			}
+		case 'h':
+			if before == 'c' || before == 's' {
+				return kind + "es"
+			}
+		case 'e':
+			if before == 'f' {
+				return kind[:len(kind)-2] + "ves"
+			}
+		case 'f':
+			return kind[:len(kind)-1] + "ves"
+		}
+		return kind + "s"
+	}
+}
+
+// identifier makes s usable as a Go package name: letters, digits and
+// underscores, lower case.
+func identifier(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r == '_' || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
