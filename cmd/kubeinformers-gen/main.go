@@ -49,6 +49,7 @@ limitations under the License.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -65,6 +66,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) == 0 {
+		return errors.New("no arguments: give informer-gen's flags (--output-dir, --output-pkg, --versioned-clientset-package, --listers-package, …) and the input packages, or -module-dir and -out for this library's own tree")
+	}
 	if informerGenMode(args) {
 		return runInformerGen(args)
 	}
