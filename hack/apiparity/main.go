@@ -23,6 +23,12 @@ limitations under the License.
 //	cd hack && go run ./apiparity -module-dir ..
 //
 // It exits 1 when anything is missing or different.
+//
+// -upstream and -ours compare two other package trees loaded in that
+// module instead, such as informer-gen's output and kubeinformers-gen's for
+// the same API (hack/codegen's parity test):
+//
+//	go run ./apiparity -module-dir DIR -upstream example.com/m/upstream -ours example.com/m/ours
 package main
 
 import (
@@ -38,13 +44,15 @@ import (
 	"golang.org/x/tools/go/packages"
 )
 
-// upstreamRoot is the package tree we mirror.
-const upstreamRoot = "k8s.io/client-go/informers"
+// defaultUpstream is the package tree we mirror.
+const defaultUpstream = "k8s.io/client-go/informers"
 
 func main() {
 	moduleDir := flag.String("module-dir", ".", "root of the module that mirrors client-go's informers (the directory holding its go.mod)")
+	upstream := flag.String("upstream", defaultUpstream, "import path of the package tree to mirror")
+	ours := flag.String("ours", "", "import path of the mirroring package tree (default: the module's path)")
 	flag.Parse()
-	ok, err := run(os.Stdout, *moduleDir)
+	ok, err := run(os.Stdout, *moduleDir, *upstream, *ours)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "apiparity:", err)
 		os.Exit(2)
@@ -57,13 +65,16 @@ func main() {
 // run loads both trees in the context of the module at dir, so that the
 // client-go version is the one that module selects, compares them and writes
 // the report to w. It reports whether every upstream identifier matched.
-func run(w io.Writer, dir string) (bool, error) {
+// ourRoot "" is the module's path.
+func run(w io.Writer, dir, upstreamRoot, ourRoot string) (bool, error) {
 	gomod := filepath.Join(dir, "go.mod")
 	data, err := os.ReadFile(gomod)
 	if err != nil {
 		return false, fmt.Errorf("reading the mirror module: %w", err)
 	}
-	ourRoot := modfile.ModulePath(data)
+	if ourRoot == "" {
+		ourRoot = modfile.ModulePath(data)
+	}
 	if ourRoot == "" {
 		return false, fmt.Errorf("%s has no module line", gomod)
 	}
@@ -88,8 +99,9 @@ func run(w io.Writer, dir string) (bool, error) {
 			if p.Module != nil {
 				version = p.Module.Version
 			}
-		case p.Name != "main" && !isInternal(p.PkgPath):
-			// Commands (examples) and internal packages are not API.
+		case within(p.PkgPath, ourRoot) && p.Name != "main" && !isInternal(p.PkgPath) && !within(p.PkgPath, ourRoot+"/examples"):
+			// Commands, examples (examples/crd has its own API, clientset
+			// and informers) and internal packages are not API.
 			ours = append(ours, p.Types)
 		}
 	}
