@@ -58,7 +58,7 @@ func checkClients(dir string, cfg extConfig, groups []Group, pkgs []apiPackage) 
 			return nil, fmt.Errorf("%s %s: package not found", flag, pkgPath)
 		}
 		if len(p.Errors) > 0 {
-			return nil, fmt.Errorf("%s %s: %v", flag, pkgPath, p.Errors[0])
+			return nil, fmt.Errorf("%s %s: %w", flag, pkgPath, p.Errors[0])
 		}
 		return p.Types, nil
 	}
@@ -101,15 +101,15 @@ func checkClients(dir string, cfg extConfig, groups []Group, pkgs []apiPackage) 
 func checkClientset(iface *types.Interface, groupVersion string, r Resource) error {
 	gv := lookupMethod(iface, groupVersion)
 	if gv == nil {
-		return fmt.Errorf("Interface has no method %s()", groupVersion)
+		return fmt.Errorf("its Interface has no method %s()", groupVersion)
 	}
 	sig := gv.Type().(*types.Signature)
 	if sig.Results().Len() != 1 {
-		return fmt.Errorf("Interface.%s does not return one client", groupVersion)
+		return fmt.Errorf("its Interface.%s does not return one client", groupVersion)
 	}
 	client, _ := sig.Results().At(0).Type().Underlying().(*types.Interface)
 	if client == nil {
-		return fmt.Errorf("Interface.%s does not return an interface", groupVersion)
+		return fmt.Errorf("its Interface.%s does not return an interface", groupVersion)
 	}
 	m := lookupMethod(client, r.PluralGoName)
 	if m == nil {
