@@ -28,6 +28,9 @@ rm -rf examples/crd/client
 find examples/crd/apis -name zz_generated.deepcopy.go -delete
 
 "$bin/deepcopy-gen" --go-header-file "$header" --output-file zz_generated.deepcopy.go "${apis[@]}"
+# deepcopy-gen still writes the pre-Go 1.17 "// +build" line under
+# "//go:build"; drop it, so that the license header follows as in every file.
+find examples/crd/apis -name zz_generated.deepcopy.go -exec sed -i '2{/^\/\/ +build /d}' {} +
 "$bin/client-gen" --go-header-file "$header" \
 	--output-dir examples/crd/client/clientset --output-pkg "$pkg/client/clientset" \
 	--clientset-name versioned --input-base "$pkg/apis" --input gadgets/v1 --input gadgets/v1alpha1
