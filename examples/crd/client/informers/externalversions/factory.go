@@ -158,17 +158,16 @@ func NewSharedInformerFactoryWithOptions(client versioned.Interface, defaultResy
 // namespaces, transforms, sharding) apply to them; Ready, SyncStatus and
 // RemoveInformer of factory cover them.
 //
-// The error names each resource that cannot run as asked (a nil client,
-// namespaces given for a cluster-scoped resource); those resources are
-// bound refused: they never run and factory.Ready names them. The view is
-// returned with such an error; it is nil only when factory is not a
-// kubeinformers factory.
+// It is an error, naming each resource, when a resource cannot run as asked
+// (a nil client, namespaces given for a cluster-scoped resource) or factory
+// is not a kubeinformers factory. The resources in error stay bound
+// refused (fail closed): they never run, and factory.Ready names them.
 func New(factory kubeinformers.Factory, client versioned.Interface) (SharedInformerFactory, error) {
 	view, err := bind(factory, client, v1.NamespaceAll, nil)
-	if view == nil {
+	if err != nil {
 		return nil, err
 	}
-	return view, err
+	return view, nil
 }
 
 // bind binds this package's resources to factory and returns the view.
