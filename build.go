@@ -158,6 +158,7 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 	// first watches.
 	shard := &informerShard{e: e, source: s.shard}
 	e.gate = newSyncGate(s.namespaces)
+	pre := f.listWatchMode(e, s, &cfg, client)
 	newOne := func(namespace string) cache.SharedIndexInformer {
 		c := cfg
 		c.Namespace, c.Tweak = namespace, s.tweak
@@ -179,7 +180,7 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 			// identity when it came first; the typed one keeps it.
 			opts.Identifier = f.informerName.WithResource(e.id.Resource)
 		}
-		informer := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(listwatch.New(c), client), example, opts)
+		informer := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(listwatch.New(c), listwatch.Semantics(client, c.Mode)), example, opts)
 		f.watchErrors(e, informer, source)
 		return informer
 	}
@@ -194,7 +195,9 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 		informer = multinamespace.New(perNamespace)
 	}
 	e.informer = newFactoryInformer(informer, shard, e.gate)
-	f.setTransform(e, s.transform)
+	if pre != nil {
+		setPretransform(e, pre)
+	}
 	e.refused = s.refused
 }
 

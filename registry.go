@@ -95,6 +95,9 @@ type entry struct {
 	health  health
 	// shardNotice says, once, that the server ignored the shard selector.
 	shardNotice atomic.Pointer[string]
+	// listNotice says, once, that an informer meant to stream lists
+	// instead (listmode.go).
+	listNotice atomic.Pointer[string]
 	// refused, if set, is why the informer must not run (an option it
 	// cannot honour without widening what it lists); Start skips it, and
 	// WaitForCacheSync and Ready report it.

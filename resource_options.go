@@ -54,6 +54,7 @@ import (
 //     factory's default resync period.
 //   - Indexers are added to the namespace index every factory informer
 //     has; they may not redefine it.
+//   - ListMode, if set, replaces the factory's [WithListMode].
 //   - ShardSelector replaces the factory's shard ([WithShardSelector],
 //     [WithShard], [WithNamespaceShard] or [WithShardMembership]) for this
 //     resource; an empty one ([apisharding.Everything]) leaves the resource
@@ -80,6 +81,9 @@ type ResourceOptions struct {
 	// Build it with apimachinery's sharding package, or from this
 	// module's with [sharding.Selector.APISelector].
 	ShardSelector apisharding.Selector
+	// ListMode is how the resource's informers get their initial state;
+	// see [ListMode].
+	ListMode ListMode
 	// Shard is ShardSelector as this module's selector type.
 	//
 	// Deprecated: use ShardSelector, the type client-go v0.38 takes
@@ -155,6 +159,9 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 				break
 			}
 		}
+	}
+	if err := checkListMode(o.ListMode); err != nil {
+		errs = append(errs, fmt.Errorf("ListMode: %w", err))
 	}
 	if o.ResyncPeriod < 0 {
 		errs = append(errs, fmt.Errorf("ResyncPeriod %v is negative", o.ResyncPeriod))

@@ -61,6 +61,7 @@ type settings struct {
 	transform  cache.TransformFunc
 	indexers   cache.Indexers
 	shard      *shardSource // nil: not sharded
+	listMode   ListMode
 	// refused, if set, is why the informer must not run: an invalid
 	// option that was meant to narrow what it lists (optionError).
 	refused error
@@ -82,6 +83,10 @@ func (f *sharedInformerFactory) settingsFor(id InformerID, namespaced bool, name
 	}
 	if ro.Transform != nil {
 		s.transform = ro.Transform
+	}
+	s.listMode = f.listMode
+	if ro.ListMode != ListModeAuto {
+		s.listMode = ro.ListMode
 	}
 	switch {
 	case !namespaced:

@@ -146,6 +146,9 @@ func (f *sharedInformerFactory) Notices() []string {
 		if msg := e.shardNotice.Load(); msg != nil {
 			out = append(out, fmt.Sprintf("%s: %s", e.id, *msg))
 		}
+		if msg := e.listNotice.Load(); msg != nil {
+			out = append(out, fmt.Sprintf("%s: %s", e.id, *msg))
+		}
 	}
 	out = append(out, f.unservedOptions()...)
 	slices.Sort(out)

@@ -88,6 +88,19 @@ type Config struct {
 	Watched func(err error, stream bool)
 	// Shard, if set, shards the informer: see [Sharder].
 	Shard Sharder
+	// Mode is how the informer gets its initial state (listmode.go). The
+	// reflector learns it from the ListerWatcher built with
+	// [cache.ToListWatcherWithWatchListSemantics] and [Semantics].
+	Mode Mode
+	// Client is the client the requests go through, as passed to
+	// Semantics: a fake client has no watch-list semantics.
+	Client any
+	// Notice, if set, is told once that an informer meant to stream lists
+	// instead, and why.
+	Notice func(msg string)
+	// Pretransform, if set, transforms each page of a list as it arrives;
+	// its Transform must then be the informer's transform.
+	Pretransform *Pretransform
 }
 
 // New returns the ListWatch for cfg.
@@ -123,6 +136,7 @@ func New(cfg Config) *cache.ListWatch {
 	// listed is the shard generation of the last list; a watch must not
 	// resume from it once the shard has changed.
 	var listed atomic.Uint64
+	mode := &listMode{cfg: &cfg}
 	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		r, err := prepare("list", &opts)
 		if err != nil {
@@ -131,12 +145,16 @@ func New(cfg Config) *cache.ListWatch {
 		}
 		gen, keep, sharder := shard(&opts)
 		listed.Store(gen)
+		mode.list(&opts)
 		obj, err := r.List(ctx, opts)
 		if err == nil && keep != nil {
 			err = checkEcho(obj, opts.ShardSelector, cfg.Resource)
 			if err == nil {
 				err = filterList(obj, keep, sharder, cfg.Resource)
 			}
+		}
+		if err == nil && cfg.Pretransform != nil {
+			err = cfg.Pretransform.page(cfg.Namespace, opts.Continue == "", obj)
 		}
 		observe(err)
 		return obj, err
@@ -164,6 +182,7 @@ func New(cfg Config) *cache.ListWatch {
 		}
 		w, err := r.Watch(ctx, opts)
 		observe(err)
+		mode.watched(opts, err)
 		if cfg.Watched != nil {
 			cfg.Watched(err, opts.SendInitialEvents != nil && *opts.SendInitialEvents)
 		}

@@ -1,0 +1,135 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kubeinformers/informers/internal/listwatch"
+)
+
+// ListMode is how an informer gets its initial state, and its state again
+// after a watch ends for good: through a watch-list stream, or a LIST.
+// Set it factory-wide with [WithListMode], per resource with
+// [ResourceOptions].ListMode; it applies to every form (typed, dynamic,
+// metadata), with selectors, sharding and several namespaces (one request
+// per namespace, each in the mode).
+//
+// The trade-off, measured in BENCHMARKS.md: the stream is gentler on the
+// API server (it sends objects from its watch cache one by one instead of
+// building a whole response) and on the client's peak memory (each object
+// is transformed, for example made lean, as it arrives); a LIST syncs
+// faster, with less CPU. On consistency: the stream and
+// [ListModeConsistentList] are consistent reads, as if served from etcd
+// at the moment of the request; [ListModeList] asks for
+// resourceVersion=0, which the API server may answer from its watch cache
+// slightly stale. Either way the informer then watches from the state it
+// got, so it catches up.
+//
+// client-go decides between stream and LIST per process, with its
+// WatchListClient feature gate (on by default in v0.37; the environment
+// variable KUBE_FEATURE_WatchListClient=false turns it off). A list mode
+// can turn the stream off for one informer, but cannot turn it on where
+// the gate is off: [ListModeStream] then lists, as client-go does, and
+// [Factory.Notices] says so once for the informer. So does a stream the
+// server refuses (an older server), after which client-go lists too.
+//
+// Informers built by InformerFor's own newFunc do not go through this
+// module's list/watch and keep client-go's choice.
+type ListMode string
+
+const (
+	// ListModeAuto, the default, is client-go's choice: the watch-list
+	// stream when the WatchListClient gate is on (the default), else
+	// ListModeList.
+	ListModeAuto ListMode = ""
+	// ListModeStream asks for the watch-list stream (a watch with
+	// sendInitialEvents), falling back to ListModeList where the gate is
+	// off or the server refuses it, with a notice.
+	ListModeStream ListMode = "Stream"
+	// ListModeList is client-go's LIST: a first request with
+	// resourceVersion=0 and a limit of 500, which the API server may
+	// serve from its watch cache, possibly slightly stale and often in
+	// one page. The fastest to sync; its peak memory holds the whole
+	// response.
+	ListModeList ListMode = "List"
+	// ListModeConsistentList is a paged LIST (500 objects a page) whose
+	// first request has no resourceVersion: a consistent read. With a
+	// transform (WithTransform, WithLeanMemory), each page is transformed
+	// as it arrives, so the peak follows the transformed objects.
+	ListModeConsistentList ListMode = "ConsistentList"
+)
+
+// listModes maps each known mode to the list/watch's.
+var listModes = map[ListMode]listwatch.Mode{
+	ListModeAuto:           listwatch.ModeAuto,
+	ListModeStream:         listwatch.ModeStream,
+	ListModeList:           listwatch.ModeList,
+	ListModeConsistentList: listwatch.ModeConsistentList,
+}
+
+// checkListMode says what is wrong with a mode, or returns nil.
+func checkListMode(mode ListMode) error {
+	if _, ok := listModes[mode]; !ok {
+		return fmt.Errorf("unknown list mode %q (known: %q, %q, %q, %q)", mode, ListModeAuto, ListModeStream, ListModeList, ListModeConsistentList)
+	}
+	return nil
+}
+
+// WithListMode sets how every informer of the factory gets its initial
+// state; [ResourceOptions].ListMode overrides it per resource. An unknown
+// mode, or WithListMode given twice with different modes, is an error
+// from [New] that names both; under the client-go compatible
+// constructors it is logged and the informers keep client-go's choice.
+func WithListMode(mode ListMode) SharedInformerOption {
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		if err := checkListMode(mode); err != nil {
+			factory.invalid(fmt.Errorf("WithListMode(%q): %w", mode, err))
+			return factory
+		}
+		if factory.listModeSet && factory.listMode != mode {
+			factory.invalid(fmt.Errorf("WithListMode(%q) and WithListMode(%q) both given: use one", factory.listMode, mode))
+			return factory
+		}
+		factory.listMode, factory.listModeSet = mode, true
+		return factory
+	}
+}
+
+// listWatchMode fills in the list-mode part of cfg for e's informers and
+// returns the pretransform, if any, that setPretransform installs.
+func (f *sharedInformerFactory) listWatchMode(e *entry, s settings, cfg *listwatch.Config, client any) *listwatch.Pretransform {
+	cfg.Mode = listModes[s.listMode]
+	cfg.Client = client
+	cfg.Notice = func(msg string) { e.listNotice.CompareAndSwap(nil, &msg) }
+	if t := chainTransforms(s.transform, f.leanTransform); t != nil {
+		cfg.Pretransform = listwatch.NewPretransform(t)
+	}
+	return cfg.Pretransform
+}
+
+// setPretransform makes p's Transform e's informer's transform: each page
+// of a list is transformed as it arrives (listwatch.Pretransform), and
+// every other object when the informer gets it.
+func setPretransform(e *entry, p *listwatch.Pretransform) {
+	if err := e.informer.SetTransform(cache.TransformFunc(p.Transform)); err != nil {
+		klog.Background().Error(err, "Cannot set the factory transform", "informer", e.id)
+	}
+}
