@@ -1,0 +1,96 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// This file holds the health check a factory under WithShardMembership
+// registers with its membership (sharding.Membership.AddHealthCheck): a
+// replica that cannot serve its share gives it up. The membership applies
+// the grace and the assignment (the Health section of sharding.Membership);
+// this check says what "cannot serve" means for a factory.
+
+// shardHealth fails while at least one informer that follows the
+// membership is failing: its last list or watch failed (a 410 Gone or an
+// expired resource version excepted: the reflector just lists again), or
+// its first watch was refused in a way a retry will not fix (forbidden,
+// not found, ...): the conditions [Factory.Ready] reports. An informer
+// that has not finished its first list without an error yet, one removed
+// or stopped, and one that does not follow the membership (unsharded, or
+// with its own selector) do not count.
+//
+// One failing informer is enough, not all of them: the share is one range
+// of every sharded resource, so a replica that cannot list one of them
+// leaves that resource's part of its range served by nobody, while a
+// replica whose RBAC or API discovery is right could serve it. When the
+// failure is the same everywhere (a resource missing or forbidden on every
+// replica, an API server down), every member fails its check, and the
+// membership then divides the space among all of them as before.
+//
+// It makes no request and holds no lock an informer holds; it runs on the
+// membership's goroutine at every renewal.
+func (f *sharedInformerFactory) shardHealth() error {
+	var problems []string
+	for _, e := range f.started() {
+		if !f.followsMembership(e) {
+			continue
+		}
+		select {
+		case <-e.done:
+			continue // stopped: Shutdown, its context ended, or refused
+		default:
+		}
+		if err := e.health.last(); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", e.id, err))
+		} else if e.gate != nil {
+			if err := e.gate.failure(); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: the first watch failed: %v", e.id, err))
+			}
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	slices.Sort(problems)
+	return errors.New("sharded informers failing: " + strings.Join(problems, "; "))
+}
+
+// followsMembership reports whether e's informer is sharded by the
+// factory's membership. A dynamic or metadata informer says so itself. A
+// typed one is wrapped (internal/accessor), so the rule of settingsFor is
+// applied to its resource instead: the membership shards it unless
+// ResourceOptions gives it its own selector, or its field is the
+// namespace and the resource is cluster-scoped. (A selector set with
+// SetShardSelector before Start is not seen there, so such an informer
+// counts.)
+func (f *sharedInformerFactory) followsMembership(e *entry) bool {
+	if f.membership == nil || f.shard == nil {
+		return false
+	}
+	if fi, ok := e.informer.(*factoryInformer); ok {
+		return fi.shard.current() == f.shard
+	}
+	if e.id.Form != FormTyped || e.id.Resource.Resource == "" {
+		return false // InformerFor's newFunc: refused under a membership
+	}
+	return f.resourceOptions[e.id.Resource].shardSelector() == nil && f.shard.appliesTo(IsNamespaced(e.id.Resource))
+}
