@@ -158,7 +158,10 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 	// first watches.
 	shard := &informerShard{e: e, source: s.shard}
 	e.gate = newSyncGate(s.namespaces)
-	pre := f.listWatchMode(e, s, &cfg, client)
+	var departures *listwatch.Departures
+	if s.shard != nil && s.shard.field != "" {
+		departures = &listwatch.Departures{} // a membership moves the shard
+	}
 	newOne := func(namespace string) cache.SharedIndexInformer {
 		c := cfg
 		c.Namespace, c.Tweak = namespace, s.tweak
@@ -180,7 +183,11 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 			// identity when it came first; the typed one keeps it.
 			opts.Identifier = f.informerName.WithResource(e.id.Resource)
 		}
-		informer := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(listwatch.New(c), listwatch.Semantics(client, c.Mode)), example, opts)
+		// A shard handover reads the informer's cache (internal/listwatch).
+		var informer cache.SharedIndexInformer
+		c.Store = func() cache.Store { return informer.GetStore() }
+		c.Example, c.Departures = example, departures
+		informer = cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(listwatch.New(c), client), example, opts)
 		f.watchErrors(e, informer, source)
 		return informer
 	}
@@ -194,10 +201,8 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 		}
 		informer = multinamespace.New(perNamespace)
 	}
-	e.informer = newFactoryInformer(informer, shard, e.gate)
-	if pre != nil {
-		setPretransform(e, pre)
-	}
+	e.informer = newFactoryInformer(informer, shard, e.gate, departures)
+	f.setTransform(e, s.transform)
 	e.refused = s.refused
 }
 

@@ -24,6 +24,9 @@ import (
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kubeinformers/informers/internal/listwatch"
 )
 
 // This file holds what every informer the factory builds is wrapped in:
@@ -49,6 +52,9 @@ type factoryInformer struct {
 	shard   *informerShard
 	gate    *syncGate
 	checker *gatedChecker
+	// departures, under a membership, wraps every transform so that a
+	// shard handover's deletions reach handlers as tombstones.
+	departures *listwatch.Departures
 }
 
 var (
@@ -56,13 +62,31 @@ var (
 	_ shardSetter               = &factoryInformer{}
 )
 
-func newFactoryInformer(informer cache.SharedIndexInformer, shard *informerShard, gate *syncGate) *factoryInformer {
-	return &factoryInformer{
+func newFactoryInformer(informer cache.SharedIndexInformer, shard *informerShard, gate *syncGate, departures *listwatch.Departures) *factoryInformer {
+	i := &factoryInformer{
 		SharedIndexInformer: informer,
 		shard:               shard,
 		gate:                gate,
 		checker:             &gatedChecker{inner: informer.HasSyncedChecker(), done: make(chan struct{})},
+		departures:          departures,
 	}
+	if departures != nil {
+		if err := informer.SetTransform(departures.Transform(nil)); err != nil {
+			// A new informer is not running, so this cannot fail; a
+			// handover's deletions would just not be tombstones.
+			klog.Background().Error(err, "Cannot set the shard handover transform", "informer", shard.e.id)
+		}
+	}
+	return i
+}
+
+// SetTransform sets the informer's transform; under a membership, wrapped
+// so that a shard handover's deletions stay tombstones.
+func (i *factoryInformer) SetTransform(transform cache.TransformFunc) error {
+	if i.departures != nil {
+		transform = i.departures.Transform(transform)
+	}
+	return i.SharedIndexInformer.SetTransform(transform)
 }
 
 // SetShardSelector limits the informer to the objects selector matches,

@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
@@ -73,10 +72,6 @@ type factoryOptions struct {
 	// leanTransform runs after transform; see WithLeanMemory (lean.go).
 	leanTransform cache.TransformFunc
 	informerName  *cache.InformerName
-	// listMode is set by WithListMode (listmode.go); listModeSet records
-	// that it was given.
-	listMode    ListMode
-	listModeSet bool
 
 	// optionErrs collects what the options found wrong. New returns them;
 	// the client-go compatible constructors log them, and refuse to run
@@ -366,17 +361,6 @@ func withStaticShard(option string, field sharding.Field, index, count int) Shar
 //
 // The caller starts the membership (m.Start) and stops it (m.Stop) around
 // the factory's life; the factory follows its assignments from Start on.
-//
-// A replica that cannot serve its share gives it up: the factory registers
-// a health check with m ([sharding.Membership.AddHealthCheck]) that fails
-// while any informer following the membership is failing (what
-// [Factory.Ready] reports: a list or watch that fails, such as a resource
-// that is forbidden or does not exist). Once it has failed at every
-// renewal for [sharding.MembershipConfig.HealthGrace] (by default the
-// lease duration), the replica publishes itself not ready and the others
-// take its ranges; it takes a share again at the first renewal at which
-// the check passes. If every replica fails, none gives up its share. The
-// rule and its bounds are in the Health section of [sharding.Membership].
 func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		const option = "WithShardMembership"
@@ -389,10 +373,9 @@ func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInf
 			factory.invalidNarrowing(fmt.Errorf("%s: %w", option, err), refuses)
 			return factory
 		}
-		src := &shardSource{field: field, nsOnly: field == sharding.FieldNamespace, watches: make(map[watch.Interface]struct{})}
+		src := membershipShard(field)
 		if factory.setShard(option, src, refuses) {
 			factory.membership = m
-			m.AddHealthCheck(factory.shardHealth)
 		}
 		return factory
 	}

@@ -24,7 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -54,8 +53,7 @@ import (
 // A factory takes at most one of the first three; the last two override
 // it, for one resource or one informer.
 
-// shardSource is a shard in force, static or following a membership, and
-// the watches running under it.
+// shardSource is a shard in force, static or following a membership.
 type shardSource struct {
 	// field is the key of a membership's ranges; empty for a static
 	// selector.
@@ -67,7 +65,8 @@ type shardSource struct {
 	mu      sync.Mutex
 	gen     uint64
 	sel     apisharding.Selector // nil: owns nothing
-	watches map[watch.Interface]struct{}
+	ranges  []sharding.Range     // of a membership's selector
+	changed chan struct{}        // closed on a change; nil: never changes
 }
 
 // staticShard is the source of a fixed selector; nil for a nil or empty
@@ -76,7 +75,13 @@ func staticShard(sel apisharding.Selector, nsOnly bool) *shardSource {
 	if sel == nil || sel.Empty() {
 		return nil
 	}
-	return &shardSource{sel: sel.DeepCopySelector(), nsOnly: nsOnly, watches: make(map[watch.Interface]struct{})}
+	return &shardSource{sel: sel.DeepCopySelector(), nsOnly: nsOnly}
+}
+
+// membershipShard is the source that a membership moves. It owns nothing
+// until the first assignment.
+func membershipShard(field sharding.Field) *shardSource {
+	return &shardSource{field: field, nsOnly: field == sharding.FieldNamespace, changed: make(chan struct{})}
 }
 
 // appliesTo reports whether the source shards a resource of this scope.
@@ -91,8 +96,8 @@ func (s *shardSource) selector() apisharding.Selector {
 	return s.sel
 }
 
-// set switches to new ranges and stops every running watch, so that each
-// informer lists again under the new shard.
+// set switches to new ranges (none: own nothing). Every watch of the
+// source hands over to them without ending (internal/listwatch/shard.go).
 func (s *shardSource) set(ranges []sharding.Range) {
 	var sel apisharding.Selector
 	if len(ranges) > 0 {
@@ -102,26 +107,23 @@ func (s *shardSource) set(ranges []sharding.Range) {
 			klog.Background().Error(err, "Ignoring an invalid shard assignment", "ranges", ranges)
 			return
 		}
-		sel = next.APISelector()
+		sel, ranges = next.APISelector(), next.Ranges()
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if (s.sel == nil) == (sel == nil) && (sel == nil || s.sel.String() == sel.String()) {
-		s.mu.Unlock()
 		return
 	}
-	s.sel = sel
+	s.sel, s.ranges = sel, ranges
 	s.gen++
-	watches := make([]watch.Interface, 0, len(s.watches))
-	for w := range s.watches {
-		watches = append(watches, w)
-	}
-	s.mu.Unlock()
-	for _, w := range watches {
-		w.Stop()
-	}
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
-// follow applies the membership's assignments until ctx ends.
+// follow applies the membership's assignments until ctx ends. When the
+// membership stops, for whatever reason, the factory owns nothing: a
+// membership that no longer renews its Lease cannot keep its ranges
+// either, and another member takes them over at the Lease's expiry.
 func (s *shardSource) follow(ctx context.Context, m *sharding.Membership) {
 	ch, cancel := m.Subscribe()
 	defer cancel()
@@ -131,6 +133,7 @@ func (s *shardSource) follow(ctx context.Context, m *sharding.Membership) {
 			return
 		case ranges, ok := <-ch:
 			if !ok {
+				s.set(nil)
 				return
 			}
 			s.set(ranges)
@@ -159,37 +162,23 @@ func (is *informerShard) current() *shardSource {
 	return is.source
 }
 
-func (is *informerShard) Current() (uint64, func(*metav1.ListOptions), func(runtime.Object) (bool, error)) {
+func (is *informerShard) Current() listwatch.Shard {
 	src := is.current()
 	if src == nil {
-		return 0, nil, nil
+		return listwatch.Shard{}
 	}
 	src.mu.Lock()
 	defer src.mu.Unlock()
-	sel := src.sel
-	if sel == nil {
-		// Owning nothing: ask for everything, keep nothing (a nil keep),
-		// report nothing. An empty shard selector would select every
-		// object, not none.
-		return src.gen, func(*metav1.ListOptions) {}, nil
+	sh := listwatch.Shard{Gen: src.gen, Changed: src.changed, Field: src.field, Ranges: src.ranges}
+	if src.sel == nil {
+		// Owning nothing: a tweak without a keep, and no request.
+		sh.Tweak = func(*metav1.ListOptions) {}
+		return sh
 	}
-	str := sel.String()
-	return src.gen, func(o *metav1.ListOptions) { o.ShardSelector = str }, sel.Matches
-}
-
-func (is *informerShard) Track(w watch.Interface) func() {
-	src := is.current()
-	if src == nil {
-		return func() {} // unsharded watches are not wrapped; defensive
-	}
-	src.mu.Lock()
-	src.watches[w] = struct{}{}
-	src.mu.Unlock()
-	return func() {
-		src.mu.Lock()
-		delete(src.watches, w)
-		src.mu.Unlock()
-	}
+	str := src.sel.String()
+	sh.Tweak = func(o *metav1.ListOptions) { o.ShardSelector = str }
+	sh.Keep = src.sel.Matches
+	return sh
 }
 
 func (is *informerShard) Ignored(obj runtime.Object) {

@@ -23,9 +23,7 @@ package listwatch
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -88,19 +86,15 @@ type Config struct {
 	Watched func(err error, stream bool)
 	// Shard, if set, shards the informer: see [Sharder].
 	Shard Sharder
-	// Mode is how the informer gets its initial state (listmode.go). The
-	// reflector learns it from the ListerWatcher built with
-	// [cache.ToListWatcherWithWatchListSemantics] and [Semantics].
-	Mode Mode
-	// Client is the client the requests go through, as passed to
-	// Semantics: a fake client has no watch-list semantics.
-	Client any
-	// Notice, if set, is told once that an informer meant to stream lists
-	// instead, and why.
-	Notice func(msg string)
-	// Pretransform, if set, transforms each page of a list as it arrives;
-	// its Transform must then be the informer's transform.
-	Pretransform *Pretransform
+	// Store returns the informer's cache, once it exists. A shard handover
+	// (shard.go) reads from it what the informer gives up, and waits on it.
+	Store func() cache.Store
+	// Example is an object of the informer's type: a handover's bookmarks
+	// are of that type, as the reflector checks.
+	Example runtime.Object
+	// Departures, if set, makes a handover's deletions tombstones; the
+	// informer's transform must then be Departures.Transform's.
+	Departures *Departures
 }
 
 // New returns the ListWatch for cfg.
@@ -119,42 +113,28 @@ func New(cfg Config) *cache.ListWatch {
 			cfg.Observe(err)
 		}
 	}
-	// shard puts the shard in force into opts. keep and sharder are nil
-	// when the informer is not sharded; gen tells shards apart.
-	shard := func(opts *metav1.ListOptions) (gen uint64, keep func(runtime.Object) (bool, error), sharder Sharder) {
-		if cfg.Shard == nil {
-			return 0, nil, nil
-		}
-		gen, tweak, keep := cfg.Shard.Current()
-		if tweak == nil {
-			return gen, nil, nil
-		}
-		keep, sharder = orNothing(keep, cfg.Shard)
-		tweak(opts)
-		return gen, keep, sharder
+	// sh is nil for an informer that is not sharded (shard.go).
+	var sh *sharded
+	if cfg.Shard != nil {
+		sh = &sharded{cfg: &cfg}
 	}
-	// listed is the shard generation of the last list; a watch must not
-	// resume from it once the shard has changed.
-	var listed atomic.Uint64
-	mode := &listMode{cfg: &cfg}
 	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		r, err := prepare("list", &opts)
 		if err != nil {
 			observe(err)
 			return nil, err
 		}
-		gen, keep, sharder := shard(&opts)
-		listed.Store(gen)
-		mode.list(&opts)
-		obj, err := r.List(ctx, opts)
-		if err == nil && keep != nil {
-			err = checkEcho(obj, opts.ShardSelector, cfg.Resource)
-			if err == nil {
-				err = filterList(obj, keep, sharder, cfg.Resource)
+		var cur Shard
+		if sh != nil {
+			var empty runtime.Object
+			if cur, empty = sh.beforeList(&opts); empty != nil {
+				observe(nil)
+				return empty, nil // an empty shard: no request
 			}
 		}
-		if err == nil && cfg.Pretransform != nil {
-			err = cfg.Pretransform.page(cfg.Namespace, opts.Continue == "", obj)
+		obj, err := r.List(ctx, opts)
+		if err == nil && sh != nil {
+			err = sh.afterList(cur, obj, opts.ShardSelector)
 		}
 		observe(err)
 		return obj, err
@@ -165,37 +145,18 @@ func New(cfg Config) *cache.ListWatch {
 			observe(err)
 			return nil, err
 		}
-		gen, keep, sharder := shard(&opts)
-		if cfg.Shard != nil {
-			// A watch-list stream (sendInitialEvents) starts from
-			// scratch, like a list; any other watch resumes.
-			initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
-			if gen != listed.Load() && !initial {
-				// The shard changed since the list this watch would
-				// resume from: objects that joined the shard would never
-				// arrive. An expired resource version makes the
-				// reflector list again, which also turns objects that
-				// left into deletes.
-				return nil, apierrors.NewResourceExpired("the shard of this informer changed; listing again")
+		watched := func(err error) {
+			observe(err)
+			if cfg.Watched != nil {
+				cfg.Watched(err, opts.SendInitialEvents != nil && *opts.SendInitialEvents)
 			}
-			listed.Store(gen)
+		}
+		if sh != nil {
+			return sh.watch(ctx, r, opts, watched, observe)
 		}
 		w, err := r.Watch(ctx, opts)
-		observe(err)
-		mode.watched(opts, err)
-		if cfg.Watched != nil {
-			cfg.Watched(err, opts.SendInitialEvents != nil && *opts.SendInitialEvents)
-		}
-		if err != nil || keep == nil {
-			return w, err
-		}
-		sw := newShardWatch(ctx, w, keep, sharder, cfg.Resource)
-		if g, _, _ := cfg.Shard.Current(); g != gen {
-			// The shard changed between Current and Track: the sharder
-			// stopped the watches it knew of, but not this one.
-			sw.Stop()
-		}
-		return sw, nil
+		watched(err)
+		return w, err
 	}
 	// Only the context forms: cache.ListWatch's List and Watch fall back
 	// to them with context.Background().
