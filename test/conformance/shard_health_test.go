@@ -45,7 +45,7 @@ type forbidding struct {
 }
 
 func (f *forbidding) install(c *fake.Clientset, resource string) {
-	c.PrependReactor("list", resource, func(a k8stesting.Action) (bool, runtime.Object, error) {
+	c.PrependReactor("list", resource, func(k8stesting.Action) (bool, runtime.Object, error) {
 		if !f.on.Load() {
 			return false, nil, nil
 		}
@@ -61,6 +61,7 @@ func (f *forbidding) install(c *fake.Clientset, resource string) {
 // unsharded informer that fails throughout does not count; neither does a
 // failing informer once it is removed.
 func TestShardMembershipHealth(t *testing.T) {
+	t.Parallel() // most of its time is spent in reflector backoff
 	ctx := syncCtx(t)
 	pods := shardPods(60)
 	client := fake.NewClientset(pods...)
