@@ -513,3 +513,91 @@ func TestShardHandover(t *testing.T) {
 		}
 	}
 }
+
+// TestShardMembershipEnds: when the membership a factory follows stops,
+// whatever the order or the cause, the factory owns nothing within one
+// renew interval, makes no further request, and no object is ever in two
+// caches; the other replica ends up owning everything.
+func TestShardMembershipEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(r *handoverReplica) error
+	}{
+		{"Stop before Shutdown", func(r *handoverReplica) error { return r.m.Stop(context.Background()) }},
+		{"context canceled", func(r *handoverReplica) error { r.cancelM(); return nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := setup(t)
+			createShardConfigMaps(t, c.ctx, c.client, c.ns, "cm", 300, 6)
+			a, b := startHandoverReplica(t, c, "a"), startHandoverReplica(t, c, "b")
+			both := []*handoverReplica{a, b}
+			waitFor(t, "both replicas to serve their halves", 30*time.Second, func() bool {
+				un, dbl := ownedBy(c, both)
+				return un == 0 && dbl == 0 && len(a.inf.GetStore().ListKeys()) > 0 && len(b.inf.GetStore().ListKeys()) > 0
+			})
+			held := len(a.inf.GetStore().ListKeys())
+			ended := time.Now()
+			if err := tc.end(a); err != nil {
+				t.Fatal(err)
+			}
+			emptied := waitFor(t, "a to own nothing", 10*time.Second, func() bool { return len(a.inf.GetStore().ListKeys()) == 0 })
+			requests := len(a.rec.filter(func(q request) bool { return strings.HasSuffix(q.Path, "/configmaps") }))
+			// b takes a's half over: at once after Stop, at the Lease's
+			// expiry after a cancellation. No object is in two caches
+			// meanwhile.
+			maxDouble := 0
+			waitFor(t, "b to own everything", 30*time.Second, func() bool {
+				un, dbl := ownedBy(c, both)
+				maxDouble = max(maxDouble, dbl)
+				return un == 0
+			})
+			covered := time.Since(ended)
+			for i := range 20 {
+				if _, err := c.client.CoreV1().ConfigMaps(c.ns).Create(c.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("after-%02d", i)}}, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitFor(t, "b to cache the new objects", 10*time.Second, func() bool { un, _ := ownedBy(c, both); return un == 0 })
+			later := len(a.rec.filter(func(q request) bool { return strings.HasSuffix(q.Path, "/configmaps") }))
+			t.Logf("%s: a held %d objects and owned nothing %v after; b owned everything %v after; at most %d double-owned; a's configmap requests after: %d",
+				tc.name, held, emptied.Round(time.Millisecond), covered.Round(time.Millisecond), maxDouble, later-requests)
+			if emptied > handoverRenew {
+				t.Errorf("a owned something for %v after its membership ended, want at most one renew interval (%v)", emptied, handoverRenew)
+			}
+			if maxDouble != 0 {
+				t.Errorf("%d objects were in both caches after a's membership ended", maxDouble)
+			}
+			if later != requests {
+				t.Errorf("a made %d configmap requests after owning nothing, want none", later-requests)
+			}
+			// The documented order after the wrong one: the factory's
+			// Shutdown still works.
+			a.cancelF()
+			a.f.Shutdown()
+		})
+	}
+}
+
+// ownedBy counts the server's configmaps in no replica's cache and in more
+// than one.
+func ownedBy(c *tcx, rs []*handoverReplica) (uncovered, double int) {
+	list, err := c.client.CoreV1().ConfigMaps(c.ns).List(c.ctx, metav1.ListOptions{})
+	if err != nil {
+		return -1, -1
+	}
+	for _, cm := range list.Items {
+		n := 0
+		for _, r := range rs {
+			if _, ok, _ := r.inf.GetStore().GetByKey(cm.Namespace + "/" + cm.Name); ok {
+				n++
+			}
+		}
+		switch {
+		case n == 0:
+			uncovered++
+		case n > 1:
+			double++
+		}
+	}
+	return uncovered, double
+}
