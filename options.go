@@ -352,15 +352,22 @@ func withStaticShard(option string, field sharding.Field, index, count int) Shar
 // WithShardMembership shards every informer of the factory by the ranges a
 // Lease-based [sharding.Membership] assigns this replica, on field (the
 // UID or the namespace hash). When the membership changes, each informer
-// lists again with its new ranges without a restart: objects that left its
-// shard are delivered to handlers as deletes (cache.DeletedFinalStateUnknown),
-// objects that joined as adds, and the others as updates with an unchanged
-// resource version. Until the first assignment, and while the replica owns
-// no range, the informers cache nothing. As with [WithNamespaceShard],
-// field [sharding.FieldNamespace] leaves cluster-scoped informers unsharded.
+// hands over inside its watch, without listing again: it lists only the
+// ranges gained, delivered to handlers as adds, and delivers the objects
+// of the ranges given up as deletes (cache.DeletedFinalStateUnknown, as a
+// relist would); events of the ranges kept keep flowing. Until the first
+// assignment, and while the replica owns no range, the informers cache
+// nothing and send no request. As with [WithNamespaceShard], field
+// [sharding.FieldNamespace] leaves cluster-scoped informers unsharded.
 //
 // The caller starts the membership (m.Start) and stops it (m.Stop) around
 // the factory's life; the factory follows its assignments from Start on.
+// When the membership stops, by Stop or because its context ended, the
+// factory owns nothing from then on: its objects leave as deletes and its
+// sharded informers send no further request. So the order of shutdown is
+// free; m.Stop before the factory's Shutdown is the graceful one (the
+// Lease is released and the others take over at once), and after a
+// canceled context the others take over at the Lease's expiry.
 func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		const option = "WithShardMembership"
