@@ -290,7 +290,8 @@ func TestLazy(t *testing.T) {
 	var l informers.Lazy[*corev1.Pod]
 	builds := 0
 	build := func() *corev1.Pod { builds++; return &corev1.Pod{} }
-	if l.Get(build) != l.Get(build) || builds != 1 {
+	first, second := l.Get(build), l.Get(build)
+	if first != second || builds != 1 {
 		t.Errorf("Lazy built %d times", builds)
 	}
 	if n := testing.AllocsPerRun(100, func() { sink = l.Get(build) }); n != 0 {
