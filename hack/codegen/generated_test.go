@@ -217,7 +217,7 @@ func TestStandaloneInformers(t *testing.T) {
 type untyped struct{ cache.SharedIndexInformer }
 
 func (u untyped) Informer() cache.SharedIndexInformer { return u.SharedIndexInformer }
-func (u untyped) Lister() listersv1.GadgetLister { return nil }
+func (u untyped) Lister() listersv1.GadgetLister      { return nil }
 
 func sameSet(got, want []string) bool {
 	if len(got) != len(want) {
@@ -233,4 +233,29 @@ func sameSet(got, want []string) bool {
 		}
 	}
 	return true
+}
+
+// TestHotPathAllocatesNothing: once built, the accessors of the bound view
+// and their Informer() and Lister() allocate nothing, as for built-ins.
+func TestHotPathAllocatesNothing(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	factory, err := informers.New(kubefake.NewSimpleClientset(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer factory.Shutdown()
+	view, err := externalversions.New(factory, fake.NewSimpleClientset())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = view.Gadgets().V1().Gadgets().Lister()
+	_ = view.Gadgets().V1alpha1().GadgetClasses().Informer()
+	for name, f := range map[string]func(){
+		"Gadgets().V1().Gadgets().Lister()":               func() { _ = view.Gadgets().V1().Gadgets().Lister() },
+		"Gadgets().V1alpha1().GadgetClasses().Informer()": func() { _ = view.Gadgets().V1alpha1().GadgetClasses().Informer() },
+	} {
+		if allocs := testing.AllocsPerRun(100, f); allocs != 0 {
+			t.Errorf("%s: %v allocations per call, want 0", name, allocs)
+		}
+	}
 }
