@@ -59,7 +59,9 @@ var ErrUnknownResource = errors.New("no informer found")
 // ForResource returns the shared informer for resource.
 //
 // For the built-in resources ([SupportedResources]) it is the typed
-// informer the accessors share. For any other resource, such as a custom
+// informer the accessors share, and so it is for a resource bound with
+// [Bind] (a user's own type, through the New(factory, client) that
+// kubeinformers-gen generates). For any other resource, such as a custom
 // resource, it is a shared dynamic informer of *unstructured.Unstructured
 // when the factory has a dynamic client ([NewForConfig],
 // [WithDynamicClient]). Otherwise it is an error wrapping
