@@ -162,6 +162,7 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 	if s.shard != nil && s.shard.field != "" {
 		departures = &listwatch.Departures{} // a membership moves the shard
 	}
+	pre := f.listWatchMode(e, s, &cfg, client)
 	newOne := func(namespace string) cache.SharedIndexInformer {
 		c := cfg
 		c.Namespace, c.Tweak = namespace, s.tweak
@@ -187,7 +188,7 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 		var informer cache.SharedIndexInformer
 		c.Store = func() cache.Store { return informer.GetStore() }
 		c.Example, c.Departures = example, departures
-		informer = cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(listwatch.New(c), client), example, opts)
+		informer = cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(listwatch.New(c), listwatch.Semantics(client, c.Mode)), example, opts)
 		f.watchErrors(e, informer, source)
 		return informer
 	}
@@ -202,7 +203,9 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 		informer = multinamespace.New(perNamespace)
 	}
 	e.informer = newFactoryInformer(informer, shard, e.gate, departures)
-	f.setTransform(e, s.transform)
+	if pre != nil {
+		setPretransform(e, pre)
+	}
 	e.refused = s.refused
 }
 

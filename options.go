@@ -72,6 +72,10 @@ type factoryOptions struct {
 	// leanTransform runs after transform; see WithLeanMemory (lean.go).
 	leanTransform cache.TransformFunc
 	informerName  *cache.InformerName
+	// listMode is set by WithListMode (listmode.go); listModeSet records
+	// that it was given.
+	listMode    ListMode
+	listModeSet bool
 
 	// optionErrs collects what the options found wrong. New returns them;
 	// the client-go compatible constructors log them, and refuse to run

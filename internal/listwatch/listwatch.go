@@ -86,6 +86,19 @@ type Config struct {
 	Watched func(err error, stream bool)
 	// Shard, if set, shards the informer: see [Sharder].
 	Shard Sharder
+	// Mode is how the informer gets its initial state (listmode.go). The
+	// reflector learns it from the ListerWatcher built with
+	// [cache.ToListWatcherWithWatchListSemantics] and [Semantics].
+	Mode Mode
+	// Client is the client the requests go through, as passed to
+	// Semantics: a fake client has no watch-list semantics.
+	Client any
+	// Notice, if set, is told once that an informer meant to stream lists
+	// instead, and why.
+	Notice func(msg string)
+	// Pretransform, if set, transforms each page of a list as it arrives;
+	// its Transform must then be the informer's transform.
+	Pretransform *Pretransform
 	// Store returns the informer's cache, once it exists. A shard handover
 	// (shard.go) reads from it what the informer gives up, and waits on it.
 	Store func() cache.Store
@@ -118,6 +131,7 @@ func New(cfg Config) *cache.ListWatch {
 	if cfg.Shard != nil {
 		sh = &sharded{cfg: &cfg}
 	}
+	mode := &listMode{cfg: &cfg}
 	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		r, err := prepare("list", &opts)
 		if err != nil {
@@ -132,9 +146,13 @@ func New(cfg Config) *cache.ListWatch {
 				return empty, nil // an empty shard: no request
 			}
 		}
+		mode.list(&opts)
 		obj, err := r.List(ctx, opts)
 		if err == nil && sh != nil {
 			err = sh.afterList(cur, obj, opts.ShardSelector)
+		}
+		if err == nil && cfg.Pretransform != nil {
+			err = cfg.Pretransform.page(cfg.Namespace, opts.Continue == "", obj)
 		}
 		observe(err)
 		return obj, err
@@ -145,8 +163,12 @@ func New(cfg Config) *cache.ListWatch {
 			observe(err)
 			return nil, err
 		}
+		if cfg.Pretransform != nil && opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+			cfg.Pretransform.streamStarted(cfg.Namespace)
+		}
 		watched := func(err error) {
 			observe(err)
+			mode.watched(opts, err)
 			if cfg.Watched != nil {
 				cfg.Watched(err, opts.SendInitialEvents != nil && *opts.SendInitialEvents)
 			}
