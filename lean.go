@@ -18,9 +18,11 @@ package informers
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unique"
 
 	corev1 "k8s.io/api/core/v1"
@@ -321,7 +323,33 @@ func (l *leaner) str(s string) string {
 	if !l.cfg.intern || s == "" {
 		return s
 	}
-	return unique.Make(s).Value()
+	return internStr(s)
+}
+
+// internSlots is the size of the table in front of unique.Make.
+const internSlots = 1 << 12
+
+// internTable is a direct-mapped table of recently interned strings, in
+// front of unique.Make: a hit costs a hash and a comparison, where
+// unique.Make walks its concurrent map and keeps a weak handle. A slot
+// holds the last string interned with its hash, so the table keeps at most
+// internSlots strings alive; unique.Make frees the others once no cached
+// object holds them.
+var internTable struct {
+	seed  maphash.Seed
+	slots [internSlots]atomic.Pointer[string]
+}
+
+func init() { internTable.seed = maphash.MakeSeed() }
+
+func internStr(s string) string {
+	slot := &internTable.slots[maphash.String(internTable.seed, s)&(internSlots-1)]
+	if p := slot.Load(); p != nil && *p == s {
+		return *p
+	}
+	v := unique.Make(s).Value()
+	slot.Store(&v)
+	return v
 }
 
 func strT[T ~string](l *leaner, s T) T { return T(l.str(string(s))) }

@@ -51,8 +51,20 @@ import (
 // [Factory.Notices] says so once for the informer. So does a stream the
 // server refuses (an older server), after which client-go lists too.
 //
+// Transforms ([WithTransform], [ResourceOptions].Transform, then
+// [WithLeanMemory]'s) run exactly once on each object, in every mode: in a
+// LIST each page is transformed as it arrives, so that its full objects
+// are garbage before the next page is decoded, and the informer passes
+// those objects on; in a stream, client-go v0.37 transforms each initial
+// object into a temporary store and again when it hands them to its FIFO,
+// and the second time is skipped. (client-go alone requires a transform
+// to be idempotent for that reason.) A transform that fails, or that
+// returns another type than the list's items, runs again in the informer.
+//
 // Informers built by InformerFor's own newFunc do not go through this
-// module's list/watch and keep client-go's choice.
+// module's list/watch and keep client-go's choice. Calling SetTransform
+// on a factory's informer replaces the transform the informer applies,
+// but a LIST's pages are still transformed with the factory's.
 type ListMode string
 
 const (

@@ -13,13 +13,21 @@
 #                                            # and sync of WithShard(i, S), each replica in its own
 #                                            # process; updates only its own section of BENCHMARKS.md
 #                                            # and bench/scale/results/shards.json, shards-heap.svg
-#   hack/bench-scale.sh -smoke               # CI: N=300, every variant once, then 2 shards; checks
-#                                            # that each synced N Pods, the lean caches are smaller
-#                                            # and the 2 shards are disjoint and cover the N Pods
+#   hack/bench-scale.sh -modes stream        # only client-go's default (watch-list stream); the default
+#                                            # -modes stream,list also runs each variant as a LIST, and
+#                                            # paged adds this library's ListModeConsistentList
+#   hack/bench-scale.sh -smoke               # CI: N=300, every variant once as a stream, ours as a LIST
+#                                            # and the lean ones as a paged LIST, then 2 shards; checks
+#                                            # that each synced N Pods, the lean caches are smaller, the
+#                                            # lean peaks are below the full one's (stream and LIST) and
+#                                            # the 2 shards are disjoint and cover the N Pods
 #
-# Flags are those of bench/scale (run with -h). The last line of the output
-# is the machine-readable summary for the largest N (with -shards: per shard
-# count, the heap per replica against the unsharded one).
+# Every run reports the heap after sync, the peak heap during sync, the peak
+# RSS, and CPU and wall time to sync. Flags are those of bench/scale (run
+# with -h). The last two lines of the output are the machine-readable
+# summaries for the largest N, bench-scale N=... and bench-scale-peak N=...
+# (with -shards: per shard count, the heap per replica against the
+# unsharded one).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export E2E_BIN_DIR="${E2E_BIN_DIR:-$root/.cache/testenv/bin}"

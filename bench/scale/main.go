@@ -48,6 +48,8 @@ const exitUsage = 2
 type config struct {
 	counts   []int
 	variants []string
+	// modes are the list modes each variant runs in (modes.go).
+	modes []string
 	// shards selects the shard benchmark (shards.go) instead of the
 	// variants: one run per shard count, at the one N of counts.
 	shards   []int
@@ -89,7 +91,8 @@ func parseFlags(args []string) (*config, error) {
 	deadline := fs.Duration("deadline", 5*time.Minute, "time a variant may take to sync before it is reported as failed")
 	profile := fs.String("profile", "", "after the measured runs, run each variant once more with pprof CPU and heap profiles written into this directory")
 	shards := fs.String("shards", "", "comma-separated shard counts, each 1..64: run the shard benchmark instead of the variants (every replica of WithShard(i, S) in its own process, and the unsharded reference) at one N (default 10000); it writes its own section of BENCHMARKS.md")
-	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant, then 2 shards; checks counts, that the lean cache is smaller and that the shards are disjoint and cover N; writes nothing")
+	modes := fs.String("modes", "stream,list", "comma-separated list modes each variant runs in: "+strings.Join(allModes, ",")+" (modes.go)")
+	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant as a stream and the main ones as a LIST, then 2 shards; checks counts, that the lean cache and the lean peak are smaller and that the shards are disjoint and cover N; writes nothing")
 	write := fs.Bool("write", true, "update BENCHMARKS.md and the plots (never with -smoke)")
 	root := fs.String("repo", "", "repository root (default: found from the working directory)")
 	if err := fs.Parse(args); err != nil {
@@ -179,6 +182,14 @@ func parseFlags(args []string) (*config, error) {
 	if cfg.smoke && *variants != "" {
 		return nil, errors.New("-smoke runs every variant; do not combine it with -variants")
 	}
+	if cfg.smoke && set["modes"] {
+		return nil, errors.New("-smoke chooses its modes itself; do not combine it with -modes")
+	}
+	ms, err := parseModes(*modes)
+	if err != nil {
+		return nil, err
+	}
+	cfg.modes = ms
 	cfg.repoRoot = *root
 	if cfg.repoRoot == "" {
 		r, err := findRepoRoot()

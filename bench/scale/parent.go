@@ -68,6 +68,9 @@ type summary struct {
 	Sync, CPU  stat
 	HeapPerObj stat // bytes of HeapInuse per object
 	BytesRead  stat
+	// PeakHeap and PeakRSS are the whole process's, in bytes; PeakGrowth
+	// is PeakHeap minus HeapInuse before the informer started.
+	PeakHeap, PeakRSS, PeakGrowth stat
 }
 
 func (s *summary) ok() bool { return s.Err == "" && len(s.Runs) > 0 }
@@ -136,7 +139,7 @@ func runParent(ctx context.Context, cfg *config) int {
 		Server:   sv.GitVersion,
 		Repeats:  cfg.repeats,
 		Counts:   cfg.counts,
-		Variants: cfg.variants,
+		Variants: cfg.runs(),
 		Results:  map[int]map[string]*summary{},
 	}
 	h := &harness{self: self, env: env, caFile: caFile, cs: cs, deadline: cfg.deadline, gates: gates, server: sv.GitVersion, logf: logf}
@@ -155,14 +158,14 @@ func runParent(ctx context.Context, cfg *config) int {
 			}
 		}
 		byVariant := map[string]*summary{}
-		for _, v := range cfg.variants {
+		for _, v := range rep.Variants {
 			byVariant[v] = &summary{Variant: v, N: n}
 		}
 		rep.Results[n] = byVariant
 		for r := range cfg.repeats {
 			// Rotate the order so that no variant always runs first (warm
 			// apiserver caches, other load on the machine).
-			order := slices.Clone(cfg.variants)
+			order := slices.Clone(rep.Variants)
 			k := r % len(order)
 			order = append(order[k:], order[:k]...)
 			for _, v := range order {
@@ -170,7 +173,7 @@ func runParent(ctx context.Context, cfg *config) int {
 					logf("interrupted")
 					return 1
 				}
-				res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, "")
+				res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, "", modeEnv(v, cfg.pageSize())...)
 				s := byVariant[v]
 				if res.Err != "" {
 					logf("N=%d %s run %d FAILED: %s", n, v, r+1, res.Err)
@@ -179,16 +182,16 @@ func runParent(ctx context.Context, cfg *config) int {
 					}
 					continue
 				}
-				logf("N=%d %-18s run %d: sync %.2fs cpu %.2fs heap %.1f MiB (%.0f B/obj) read %.1f MiB", n, v, r+1, res.SyncSec, res.CPUSec, float64(res.HeapBytes)/(1<<20), float64(res.HeapBytes)/float64(n), float64(res.BytesRead)/(1<<20))
+				logf("N=%d %-24s run %d: sync %.2fs cpu %.2fs heap %.1f MiB (%.0f B/obj, live %.0f B/obj) peak heap %.1f MiB peak RSS %.1f MiB read %.1f MiB", n, v, r+1, res.SyncSec, res.CPUSec, float64(res.HeapBytes)/(1<<20), float64(res.HeapBytes)/float64(n), float64(res.HeapAlloc)/float64(n), mib(float64(res.PeakHeap)), mib(float64(res.PeakRSS)), float64(res.BytesRead)/(1<<20))
 				s.Runs = append(s.Runs, res)
 			}
 		}
 		if cfg.profile != "" {
 			// One more run per variant with the profiler on, kept out of the
 			// figures: profiling costs time.
-			for _, v := range cfg.variants {
+			for _, v := range rep.Variants {
 				prefix := filepath.Join(cfg.profile, fmt.Sprintf("%s-n%d", v, n))
-				if res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, prefix); res.Err != "" {
+				if res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, prefix, modeEnv(v, cfg.pageSize())...); res.Err != "" {
 					logf("N=%d %s profile run FAILED: %s", n, v, res.Err)
 				} else {
 					logf("N=%d %s: profiles in %s.{cpu,heap}.pprof", n, v, prefix)
@@ -199,6 +202,15 @@ func runParent(ctx context.Context, cfg *config) int {
 			s.aggregate()
 		}
 		fmt.Println(tableText(rep, n))
+		if cfg.write && n != rep.Counts[len(rep.Counts)-1] {
+			// Write what is measured so far: a long run cut short
+			// still leaves its smaller counts in BENCHMARKS.md.
+			partial := *rep
+			partial.Counts = rep.Counts[:slices.Index(rep.Counts, n)+1]
+			if err := writeResults(cfg, &partial); err != nil {
+				logf("writing results: %v", err)
+			}
+		}
 	}
 
 	failed := checkAll(rep, cfg)
@@ -220,6 +232,7 @@ func runParent(ctx context.Context, cfg *config) int {
 		}
 	}
 	fmt.Println(lastLine(rep))
+	fmt.Println(peakLine(rep))
 	if failed {
 		return 1
 	}
@@ -230,14 +243,18 @@ func (s *summary) aggregate() {
 	if len(s.Runs) == 0 {
 		return
 	}
-	var sync, cpu, heap, read []float64
+	var sync, cpu, heap, read, peak, rss, growth []float64
 	for _, r := range s.Runs {
 		sync = append(sync, r.SyncSec)
 		cpu = append(cpu, r.CPUSec)
 		heap = append(heap, float64(r.HeapBytes)/float64(s.N))
 		read = append(read, float64(r.BytesRead))
+		peak = append(peak, float64(r.PeakHeap))
+		rss = append(rss, float64(r.PeakRSS))
+		growth = append(growth, float64(sub(r.PeakHeap, r.HeapBefore)))
 	}
 	s.Sync, s.CPU, s.HeapPerObj, s.BytesRead = newStat(sync), newStat(cpu), newStat(heap), newStat(read)
+	s.PeakHeap, s.PeakRSS, s.PeakGrowth = newStat(peak), newStat(rss), newStat(growth)
 }
 
 // harness is the running server and what a child process needs to reach it.
@@ -348,6 +365,9 @@ func checkAll(rep *runReport, cfg *config) bool {
 		}
 		if !cfg.smoke {
 			continue
+		}
+		if checkPeaks(rep, n) {
+			failed = true
 		}
 		full := rep.Results[n]["ours"]
 		for _, lean := range []string{"ours-lean", "ours-metadata"} {

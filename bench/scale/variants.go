@@ -151,7 +151,7 @@ func runOurs(ctx context.Context, cfg *rest.Config, opts ...informers.SharedInfo
 	if err != nil {
 		return nil, err
 	}
-	f, err := informers.New(cs, 0, opts...)
+	f, err := informers.New(cs, 0, append(opts, childListMode()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func runOurs(ctx context.Context, cfg *rest.Config, opts ...informers.SharedInfo
 }
 
 func runMetadata(ctx context.Context, cfg *rest.Config) (*running, error) {
-	f, err := informers.NewForConfig(cfg, 0, informers.WithLeanMemory(informers.LeanInterning(true)))
+	f, err := informers.NewForConfig(cfg, 0, append(childListMode(), informers.WithLeanMemory(informers.LeanInterning(true)))...)
 	if err != nil {
 		return nil, err
 	}

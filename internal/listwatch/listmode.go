@@ -180,6 +180,40 @@ type Pretransform struct {
 	// them; the value is the source (namespace of the list/watch) that
 	// listed them.
 	done map[doneKey]string
+	// streaming holds the sources (namespaces) whose watch-list stream is
+	// sending its initial events, and streamed the objects Transform made
+	// of those events, by identity: client-go's reflector transforms each
+	// initial event into a temporary store, then hands the very same
+	// objects to the FIFO's Replace, which would transform them again.
+	streaming map[string]bool
+	streamed  map[any]struct{}
+}
+
+// streamStarted says that source's watch-list stream (re)starts: objects
+// of an earlier, failed stream will never reach Replace.
+func (p *Pretransform) streamStarted(source string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.streaming == nil {
+		p.streaming = map[string]bool{}
+	}
+	p.streaming[source] = true
+	for o := range p.streamed {
+		if p.sourceOf(o) == source {
+			delete(p.streamed, o)
+		}
+	}
+}
+
+// sourceOf is the source that lists obj: its namespace when that has a
+// stream of its own, else the one of all namespaces. The caller holds mu.
+func (p *Pretransform) sourceOf(obj any) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		if _, ok := p.streaming[m.GetNamespace()]; ok {
+			return m.GetNamespace()
+		}
+	}
+	return ""
 }
 
 type doneKey struct {
@@ -193,6 +227,40 @@ func NewPretransform(fn cache.TransformFunc) *Pretransform {
 
 // Transform is the informer's transform.
 func (p *Pretransform) Transform(obj any) (any, error) {
+	// Only pointers are looked up: a map lookup hashes its key, which
+	// panics for a value that is not comparable.
+	streamed := false
+	p.mu.Lock()
+	if obj != nil && reflect.TypeOf(obj).Kind() == reflect.Pointer {
+		_, streamed = p.streamed[obj]
+	}
+	if streamed {
+		// Replace after a stream: the stream's transform made obj. The
+		// stream's initial events are over.
+		delete(p.streamed, obj)
+		delete(p.streaming, p.sourceOf(obj))
+		if len(p.streamed) == 0 {
+			p.streamed = nil
+		}
+		p.mu.Unlock()
+		return obj, nil
+	}
+	record := len(p.streaming) > 0 && p.streaming[p.sourceOf(obj)]
+	p.mu.Unlock()
+	if record {
+		out, err := p.fn(obj)
+		if err == nil && out != nil && reflect.TypeOf(out).Kind() == reflect.Pointer {
+			p.mu.Lock()
+			if p.streaming[p.sourceOf(out)] {
+				if p.streamed == nil {
+					p.streamed = map[any]struct{}{}
+				}
+				p.streamed[out] = struct{}{}
+			}
+			p.mu.Unlock()
+		}
+		return out, err
+	}
 	if k, ok := keyOf(obj); ok {
 		p.mu.Lock()
 		_, done := p.done[k]

@@ -343,3 +343,103 @@ func TestPretransformPartialObjectMetadata(t *testing.T) {
 		t.Errorf("runs %q, want x", list.Items[0].Annotations["runs"])
 	}
 }
+
+// TestPretransformStream follows client-go's reflector through a watch-list
+// stream: each initial event is transformed into a temporary store, whose
+// very objects Replace hands to the informer's transform again. Each is
+// transformed once; events after the stream as usual.
+func TestPretransformStream(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		namespaces []string // one stream each; "" for all namespaces
+	}{
+		{"all namespaces", []string{""}},
+		{"two namespaces", []string{"a", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeRequests{pages: [][]corev1.Pod{{}}}
+			pre := NewPretransform(counting)
+			yes := true
+			ctx := context.Background()
+			var temporary []any
+			for _, ns := range tc.namespaces {
+				lw := New(Config{Resource: pods, Namespace: ns, Requests: f.requests, Pretransform: pre})
+				w, err := lw.WatchWithContext(ctx, metav1.ListOptions{SendInitialEvents: &yes})
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Stop()
+			}
+			// The streams' initial events, into the temporary stores.
+			for _, ns := range []string{"a", "b"} {
+				for _, name := range []string{"p", "q"} {
+					p := pod(ns, name, "1")
+					out, err := pre.Transform(&p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					temporary = append(temporary, out)
+				}
+			}
+			// Replace, then a watch event of an object of the stream.
+			for _, o := range temporary {
+				out, _ := pre.Transform(o)
+				if got := out.(*corev1.Pod).Annotations["runs"]; got != "x" {
+					t.Errorf("%s/%s: runs %q after Replace, want x", out.(*corev1.Pod).Namespace, out.(*corev1.Pod).Name, got)
+				}
+			}
+			later := pod("a", "p", "2")
+			out, _ := pre.Transform(&later)
+			if got := out.(*corev1.Pod).Annotations["runs"]; got != "x" {
+				t.Errorf("a watch event after the stream: runs %q, want x", got)
+			}
+			// The same object again (a later Replace passing cached
+			// objects, which client-go's informers never do): transformed.
+			out, _ = pre.Transform(temporary[0])
+			if got := out.(*corev1.Pod).Annotations["runs"]; got != "xx" {
+				t.Errorf("an object seen twice after its stream: runs %q, want xx", got)
+			}
+			pre.mu.Lock()
+			defer pre.mu.Unlock()
+			if len(pre.streamed) != 0 || len(pre.streaming) != 0 {
+				t.Errorf("left %d streamed objects, %d streaming sources; want none", len(pre.streamed), len(pre.streaming))
+			}
+		})
+	}
+}
+
+func TestPretransformStreamRestart(t *testing.T) {
+	f := &fakeRequests{pages: [][]corev1.Pod{{}}}
+	pre := NewPretransform(counting)
+	lw := New(Config{Resource: pods, Requests: f.requests, Pretransform: pre})
+	yes := true
+	ctx := context.Background()
+	if _, err := lw.WatchWithContext(ctx, metav1.ListOptions{SendInitialEvents: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	p := pod("a", "p", "1")
+	if _, err := pre.Transform(&p); err != nil {
+		t.Fatal(err)
+	}
+	// The stream fails and starts again: what the first one made never
+	// reaches Replace, and is forgotten.
+	if _, err := lw.WatchWithContext(ctx, metav1.ListOptions{SendInitialEvents: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	pre.mu.Lock()
+	n := len(pre.streamed)
+	pre.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d objects of the failed stream kept, want 0", n)
+	}
+	// Values that are not pointers pass through the lookups.
+	if out, err := pre.Transform(cacheTombstone{}); err != nil {
+		t.Errorf("Transform(a value) = %v, %v", out, err)
+	} else if _, ok := out.(cacheTombstone); !ok {
+		t.Errorf("Transform(a value) = %T, want it back", out)
+	}
+}
+
+// cacheTombstone is a value that is not a pointer and holds a map, so it
+// is not comparable: a map lookup of it would panic.
+type cacheTombstone struct{ m map[string]string }
