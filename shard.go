@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -67,7 +68,15 @@ type shardSource struct {
 	sel     apisharding.Selector // nil: owns nothing
 	ranges  []sharding.Range     // of a membership's selector
 	changed chan struct{}        // closed on a change; nil: never changes
+	ended   bool                 // the membership has stopped
 }
+
+// emptyShardProbe is how often an informer that a live membership gives no
+// range lists one object, so that the factory's health check
+// (shard_health.go) learns when a replica that gave up its share because it
+// could not list can list again. Once the membership has ended, nothing is
+// sent.
+const emptyShardProbe = time.Second
 
 // staticShard is the source of a fixed selector; nil for a nil or empty
 // one, which is no sharding.
@@ -111,10 +120,24 @@ func (s *shardSource) set(ranges []sharding.Range) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if (s.sel == nil) == (sel == nil) && (sel == nil || s.sel.String() == sel.String()) {
+	if s.ended || (s.sel == nil) == (sel == nil) && (sel == nil || s.sel.String() == sel.String()) {
 		return
 	}
 	s.sel, s.ranges = sel, ranges
+	s.gen++
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// end makes the source own nothing for good, without probing: the
+// membership has stopped.
+func (s *shardSource) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	s.sel, s.ranges, s.ended = nil, nil, true
 	s.gen++
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -133,7 +156,7 @@ func (s *shardSource) follow(ctx context.Context, m *sharding.Membership) {
 			return
 		case ranges, ok := <-ch:
 			if !ok {
-				s.set(nil)
+				s.end()
 				return
 			}
 			s.set(ranges)
@@ -171,8 +194,12 @@ func (is *informerShard) Current() listwatch.Shard {
 	defer src.mu.Unlock()
 	sh := listwatch.Shard{Gen: src.gen, Changed: src.changed, Field: src.field, Ranges: src.ranges}
 	if src.sel == nil {
-		// Owning nothing: a tweak without a keep, and no request.
+		// Owning nothing: a tweak without a keep. Only a live membership
+		// probes (emptyShardProbe).
 		sh.Tweak = func(*metav1.ListOptions) {}
+		if src.field != "" && !src.ended {
+			sh.Probe = emptyShardProbe
+		}
 		return sh
 	}
 	str := src.sel.String()

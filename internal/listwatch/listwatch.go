@@ -142,8 +142,8 @@ func New(cfg Config) *cache.ListWatch {
 		if sh != nil {
 			var empty runtime.Object
 			if cur, empty = sh.beforeList(&opts); empty != nil {
-				observe(nil)
-				return empty, nil // an empty shard: no request
+				// An empty shard: no request, so no outcome to observe.
+				return empty, nil
 			}
 		}
 		mode.list(&opts)
@@ -166,15 +166,20 @@ func New(cfg Config) *cache.ListWatch {
 		if cfg.Pretransform != nil && opts.SendInitialEvents != nil && *opts.SendInitialEvents {
 			cfg.Pretransform.streamStarted(cfg.Namespace)
 		}
-		watched := func(err error) {
-			observe(err)
+		// opened is told that the watch runs: the outcome of its request,
+		// or nil for an empty shard's, which sends none.
+		opened := func(err error) {
 			mode.watched(opts, err)
 			if cfg.Watched != nil {
 				cfg.Watched(err, opts.SendInitialEvents != nil && *opts.SendInitialEvents)
 			}
 		}
+		watched := func(err error) {
+			observe(err)
+			opened(err)
+		}
 		if sh != nil {
-			return sh.watch(ctx, r, opts, watched, observe)
+			return sh.watch(ctx, r, opts, watched, opened, observe)
 		}
 		w, err := r.Watch(ctx, opts)
 		watched(err)

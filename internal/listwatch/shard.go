@@ -81,6 +81,11 @@ type Shard struct {
 	// selector.
 	Field  sharding.Field
 	Ranges []sharding.Range
+	// Probe, for an empty shard, is how often to list one object all the
+	// same, so that Observe still learns whether the informer could list:
+	// a membership that gives a failing replica no share must learn when
+	// it recovers. Zero: an empty shard sends no request at all.
+	Probe time.Duration
 }
 
 func (s Shard) sharded() bool { return s.Tweak != nil }
@@ -198,9 +203,9 @@ func (s *sharded) afterList(cur Shard, list runtime.Object, sent string) error {
 // empty shard makes no request, and neither does a changed one, which hands
 // over first.
 //
-// watched is told the outcome of the first watch request (or, without one,
-// nil); observe that of every later request of a handover.
-func (s *sharded) watch(ctx context.Context, r Requests, opts metav1.ListOptions, watched, observe func(error)) (watch.Interface, error) {
+// watched is told the outcome of the first watch request, and opened that
+// the watch runs without one; observe the outcome of every later request.
+func (s *sharded) watch(ctx context.Context, r Requests, opts metav1.ListOptions, watched, opened, observe func(error)) (watch.Interface, error) {
 	initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	cur := s.cfg.Shard.Current()
 	if l := s.listed.Load(); l != nil && !initial {
@@ -222,7 +227,7 @@ func (s *sharded) watch(ctx context.Context, r Requests, opts metav1.ListOptions
 		w.pos = opts.ResourceVersion
 	}
 	if cur.empty() || cur.changed() {
-		watched(nil)
+		opened(nil)
 	} else {
 		sent := opts
 		cur.Tweak(&sent)
@@ -300,10 +305,27 @@ func (w *shardWatch) run() {
 	if w.in == nil && !w.cur.empty() && !w.handover() {
 		return // the shard changed before the watch started
 	}
+	var ticker *time.Ticker
+	defer func() {
+		if ticker != nil {
+			ticker.Stop()
+		}
+	}()
 	for {
 		var events <-chan watch.Event
 		if w.in != nil {
 			events = w.in.ResultChan()
+		}
+		var probe <-chan time.Time
+		switch {
+		case w.in == nil && w.cur.empty() && w.cur.Probe > 0:
+			if ticker == nil {
+				ticker = time.NewTicker(w.cur.Probe)
+			}
+			probe = ticker.C
+		case ticker != nil:
+			ticker.Stop()
+			ticker = nil
 		}
 		select {
 		case <-w.stop:
@@ -316,8 +338,18 @@ func (w *shardWatch) run() {
 			if !ok || !w.pass(ev) {
 				return
 			}
+		case <-probe:
+			w.probe()
 		}
 	}
+}
+
+// probe lists one object of an empty shard's resource, only to tell
+// Observe whether the informer can list (Shard.Probe).
+func (w *shardWatch) probe() {
+	opts := metav1.ListOptions{LabelSelector: w.base.LabelSelector, FieldSelector: w.base.FieldSelector, Limit: 1}
+	_, err := w.r.List(w.ctx, opts)
+	w.observe(err)
 }
 
 // pass passes on ev if it belongs to the shard, and advances pos.

@@ -472,3 +472,42 @@ func TestStartOwningNothing(t *testing.T) {
 		t.Errorf("%d lists, want 1 (the ranges gained)", l)
 	}
 }
+
+// An empty shard with a Probe lists one object now and then, so that the
+// informer's health still learns whether it can list; without a Probe it
+// sends nothing (TestHandoverToNothing).
+func TestEmptyShardProbe(t *testing.T) {
+	srv := newFakeServer()
+	seed(srv, 10)
+	sharder := newTestSharder(t)
+	sharder.shard.Probe = 10 * time.Millisecond
+	var observed atomic.Int32
+	hi := &handoverInformer{}
+	cfg := Config{
+		Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+		Requests: func(string) Requests { return srv.requests() },
+		Shard:    sharder,
+		Store:    func() cache.Store { return hi.informer.GetStore() },
+		Example:  &corev1.ConfigMap{},
+		Observe:  func(error) { observed.Add(1) },
+	}
+	hi.informer = cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(New(cfg), noWatchList{}), &corev1.ConfigMap{}, 0, cache.Indexers{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); hi.informer.RunWithContext(ctx) }()
+	defer func() { cancel(); <-done }()
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return srv.lists.Load() >= 3, nil
+	}); err != nil {
+		t.Fatalf("%d probe lists, want at least 3", srv.lists.Load())
+	}
+	if n := len(hi.cached()); n != 0 {
+		t.Errorf("an empty shard cached %d objects", n)
+	}
+	if srv.watches.Load() != 0 {
+		t.Errorf("an empty shard made %d watch requests", srv.watches.Load())
+	}
+	if observed.Load() == 0 {
+		t.Error("no probe outcome reached Observe")
+	}
+}
