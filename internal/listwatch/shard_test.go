@@ -250,11 +250,11 @@ func startHandoverInformer(t *testing.T, srv *fakeServer, sharder *testSharder) 
 	departures := &Departures{}
 	cfg := Config{
 		Departures: departures,
-		Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
-		Requests: func(string) Requests { return srv.requests() },
-		Shard:    sharder,
-		Store:    func() cache.Store { return hi.informer.GetStore() },
-		Example:  &corev1.ConfigMap{},
+		Resource:   schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+		Requests:   func(string) Requests { return srv.requests() },
+		Shard:      sharder,
+		Store:      func() cache.Store { return hi.informer.GetStore() },
+		Example:    &corev1.ConfigMap{},
 	}
 	// Plain LIST and WATCH: the fake server has no watch-list stream.
 	lw := cache.ToListWatcherWithWatchListSemantics(New(cfg), noWatchList{})
