@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -281,6 +282,19 @@ func TestMembershipHealthGrace(t *testing.T) {
 		}
 		if !checkAssigned([]string{"a", "b"}, []string{"a", "b"}, a, b) {
 			t.Fatalf("a owns %v, b owns %v", a.Ranges(), b.Ranges())
+		}
+	})
+
+	t.Run("long failure", func(t *testing.T) {
+		client := fake.NewClientset()
+		clk := newFakeClock(t0)
+		a, _ := startChecked(t, client, clk, "a", func(c *MembershipConfig) { c.HealthGrace = time.Nanosecond })
+		a.AddHealthCheck(func() error { return errors.New(strings.Repeat("é", 1000)) }) // 2,000 bytes
+		stepAll(t, client, clk, testR, a)
+		stepAll(t, client, clk, testR, a)
+		msg, ok := notReadyAnnotation(t, client, a.LeaseName())
+		if !ok || len(msg) > maxNotReady || !utf8.ValidString(msg) || !strings.HasSuffix(msg, "...") {
+			t.Fatalf("annotation of %d bytes (valid UTF-8: %v): %.80q...", len(msg), utf8.ValidString(msg), msg)
 		}
 	})
 
