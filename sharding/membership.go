@@ -163,9 +163,14 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 //     renewal, just before the Lease is written.
 //   - A member is unhealthy once some check has returned an error at
 //     every renewal for at least [MembershipConfig.HealthGrace] (default:
-//     the lease duration). It then publishes itself not ready: the Lease
-//     it writes carries [AnnotationNotReady] with the error. It keeps
-//     renewing, so it stays a live member.
+//     the lease duration), counted from the first of those renewals whose
+//     write reached the API server. It then publishes itself not ready:
+//     the Lease it writes carries [AnnotationNotReady] with the error. It
+//     keeps renewing, so it stays a live member. (A member that cannot
+//     write its Lease loses its share at the Lease's expiry anyway; and
+//     when the API server comes back from an outage, which every member's
+//     informers failed through, each has the grace from its first
+//     successful renewal for its informers to list again.)
 //   - Every member assigns the hash space over the ready live members only
 //     ([Membership.Assigned]), so a not-ready member owns nothing and its
 //     ranges go to the others.
@@ -456,7 +461,7 @@ func (m *Membership) renew(ctx context.Context) error {
 	// The server stores renewTime in microseconds; truncating here keeps our
 	// own expiry identical to the one the others compute from the Lease.
 	now := m.clock.Now().Truncate(time.Microsecond)
-	notReady := m.checkHealth(now)
+	notReady, failing := m.checkHealth(now)
 	m.mu.Lock()
 	cur := m.lease.DeepCopy()
 	m.mu.Unlock()
@@ -498,6 +503,9 @@ func (m *Membership) renew(ctx context.Context) error {
 	was := notReadyOf(m.lease)
 	m.lease = written
 	m.lastRenew = now
+	if failing && m.failingSince.IsZero() {
+		m.failingSince = now // a streak starts at a renewal that reached the server
+	}
 	m.mu.Unlock()
 	switch is := notReadyOf(written); {
 	case is != "" && was == "":
@@ -513,10 +521,12 @@ const maxNotReady = 1024
 
 // checkHealth calls the health checks, outside m.mu (a check may take its
 // own locks), and applies the rule of Membership's Health section at the
-// renewal now: it returns the failure to publish, or "" for ready.
-func (m *Membership) checkHealth(now time.Time) string {
+// renewal now: it returns the failure to publish ("" for ready), and
+// whether a check failed. A passing renewal ends a streak of failures; a
+// failing one starts it only once its write succeeds (renew).
+func (m *Membership) checkHealth(now time.Time) (string, bool) {
 	if m.grace < 0 {
-		return ""
+		return "", false
 	}
 	m.mu.Lock()
 	ids := slices.Sorted(maps.Keys(m.checks))
@@ -535,19 +545,16 @@ func (m *Membership) checkHealth(now time.Time) string {
 	defer m.mu.Unlock()
 	if failed == nil {
 		m.failingSince = time.Time{}
-		return ""
+		return "", false
 	}
-	if m.failingSince.IsZero() {
-		m.failingSince = now
-	}
-	if now.Sub(m.failingSince) < m.grace {
-		return ""
+	if m.failingSince.IsZero() || now.Sub(m.failingSince) < m.grace {
+		return "", true
 	}
 	msg := fmt.Sprintf("health check failing since %s: %v", m.failingSince.UTC().Format(time.RFC3339), failed)
 	if len(msg) > maxNotReady {
 		msg = strings.ToValidUTF8(msg[:maxNotReady-3], "") + "..."
 	}
-	return msg
+	return msg, true
 }
 
 // notReadyOf is the failure a member's Lease publishes, "" if it is ready.

@@ -26,8 +26,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // These tests drive the Health rule of Membership on the fake clock: the
@@ -298,6 +301,40 @@ func TestMembershipHealthGrace(t *testing.T) {
 		}
 	})
 
+	t.Run("renewals failing too", func(t *testing.T) {
+		// The API server is down: the check and the renewals fail. The
+		// streak starts at the first renewal that reaches the server again.
+		client := fake.NewClientset()
+		clk := newFakeClock(t0)
+		a, pa := startChecked(t, client, clk, "a", nil)
+		var down atomic.Bool
+		client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+			if down.Load() {
+				return true, nil, apierrors.NewServiceUnavailable("apiserver down")
+			}
+			return false, nil, nil
+		})
+		down.Store(true)
+		pa.failing.Store(true)
+		for i := 1; i <= 3; i++ { // t0+5s, +10s, +15s: a's Lease expires
+			waitArmed(t, clk, t0.Add(time.Duration(i)*testR), a)
+			clk.Step(testR)
+		}
+		latest(t, a.sub, []Range{})
+		down.Store(false)
+		stepAll(t, client, clk, testR, a) // t0+20s: back, the streak starts
+		latest(t, a.sub, []Range{Full})
+		stepAll(t, client, clk, testR, a) // t0+25s
+		stepAll(t, client, clk, testR, a) // t0+30s
+		if _, ok := notReadyAnnotation(t, client, a.LeaseName()); ok {
+			t.Fatal("not ready 10 s after the first renewal that reached the server")
+		}
+		stepAll(t, client, clk, testR, a) // t0+35s
+		if msg, ok := notReadyAnnotation(t, client, a.LeaseName()); !ok || !strings.Contains(msg, t0.Add(4*testR).Format(time.RFC3339)) {
+			t.Fatalf("annotation %q (present %v), want a streak from t0+20s", msg, ok)
+		}
+	})
+
 	t.Run("removed check", func(t *testing.T) {
 		client := fake.NewClientset()
 		clk := newFakeClock(t0)
@@ -343,5 +380,7 @@ func TestMembershipHealthHandWritten(t *testing.T) {
 	if _, err := client.CoordinationV1().Leases(testNS).Update(context.Background(), l, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, clk, "a assigns without b", func() bool { return slices.Equal(a.Assigned(), []string{"a"}) && slices.Equal(a.Ranges(), []Range{Full}) })
+	eventually(t, clk, "a assigns without b", func() bool {
+		return slices.Equal(a.Assigned(), []string{"a"}) && slices.Equal(a.Ranges(), []Range{Full})
+	})
 }
