@@ -104,7 +104,7 @@ func newFakeServer() *fakeServer {
 
 func (s *fakeServer) requests() Requests {
 	return Requests{
-		List: func(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		List: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			s.lists.Add(1)
 			s.mu.Lock()
 			defer s.mu.Unlock()
