@@ -24,6 +24,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
@@ -610,4 +611,64 @@ func TestBoundStandaloneFactory(t *testing.T) {
 	}
 	brokenCancel()
 	broken.Shutdown()
+}
+
+// TestBoundShardMembership: a bound typed custom resource follows the
+// factory's Lease membership as the built-in ones do: alone a replica
+// caches every gadget, with a second member its half, and everything
+// again once that member leaves.
+func TestBoundShardMembership(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := syncCtx(t)
+	var objs []runtime.Object
+	var gadgets []*gadgetsv1.Gadget
+	for i := range 40 {
+		g := gadget("ns", fmt.Sprintf("g%02d", i), nil)
+		objs, gadgets = append(objs, g), append(gadgets, g)
+	}
+	kube := fake.NewClientset() // serves the Leases
+	member := func(id string) *sharding.Membership {
+		m, err := sharding.NewMembership(sharding.MembershipConfig{
+			Client: kube, Namespace: "leases", Controller: "gadgets", Identity: id,
+			LeaseDuration: time.Hour, RenewInterval: 20 * time.Minute,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	a, b := member("a"), member("b")
+	factory, view := boundFactory(t, kube, crdfake.NewSimpleClientset(objs...), informers.WithShardMembership(a, sharding.FieldUID))
+	lister := view.Gadgets().V1().Gadgets().Lister()
+	mctx, cancel := context.WithCancel(ctx)
+	if err := a.Start(mctx); err != nil {
+		t.Fatal(err)
+	}
+	factory.StartWithContext(mctx)
+	defer func() { cancel(); factory.Shutdown(); _ = a.Stop(context.Background()) }()
+
+	expect := func(r sharding.Range) []string {
+		var out []string
+		for _, g := range gadgets {
+			if r.Contains(sharding.Hash(string(g.UID))) {
+				out = append(out, g.Namespace+"/"+g.Name)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	all := expect(sharding.Full)
+	waitFor(t, ctx, func() bool { return slices.Equal(gadgetKeys(t, lister), all) })
+	if err := b.Start(mctx); err != nil {
+		t.Fatal(err)
+	}
+	half := expect(sharding.Assign([]string{"a", "b"})["a"])
+	if len(half) == 0 || len(half) == len(all) {
+		t.Fatalf("degenerate split: %d of %d", len(half), len(all))
+	}
+	waitFor(t, ctx, func() bool { return slices.Equal(gadgetKeys(t, lister), half) })
+	if err := b.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, func() bool { return slices.Equal(gadgetKeys(t, lister), all) })
 }
