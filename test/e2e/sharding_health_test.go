@@ -263,7 +263,7 @@ func TestShardingHealthForbiddenReplica(t *testing.T) {
 		t.Fatalf("r2 rejoined but reports %v", err)
 	}
 	settle := waitFor(t, "the three caches to partition the objects", 30*time.Second, func() bool { return exact(server, r0, r1, r2) })
-	t.Logf("recovery: r2 back in the assignment %v after the grant (its reflector's backoff included), exact partition %v after that; %d refused lists in all",
+	t.Logf("recovery: r2 back in the assignment %v after the grant (its informer learns it by a probe or a retry, then its next renewal), exact partition %v after that; %d refused lists in all",
 		rejoin.Round(time.Millisecond), settle.Round(time.Millisecond), r2.forbiddenLists())
 }
 
