@@ -672,3 +672,41 @@ func TestBoundShardMembership(t *testing.T) {
 	}
 	waitFor(t, ctx, func() bool { return slices.Equal(gadgetKeys(t, lister), all) })
 }
+
+// TestBoundInvalidOptionFailsClosed: under the client-go compatible
+// constructor, an invalid per-resource option for a bound resource keeps
+// its informer from running (it would list more than asked), and Ready
+// names it with the option's error.
+func TestBoundInvalidOptionFailsClosed(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := syncCtx(t)
+	opt := informers.WithResourceOptions(boundGadgetsGVR, informers.ResourceOptions{LabelSelector: "tier in (gold"})
+	if _, err := informers.New(fake.NewClientset(), 0, opt); err == nil || !strings.Contains(err.Error(), "gadgets.example.com/v1, Resource=gadgets") {
+		t.Errorf("New with an invalid selector for gadgets = %v, want an error naming the resource", err)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(fake.NewClientset(), 0, opt).(informers.Factory)
+	crd := crdfake.NewSimpleClientset(gadget("a", "g1", nil))
+	view, err := externalversions.New(factory, crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	view.Gadgets().V1().Gadgets().Informer()
+	classes := view.Gadgets().V1().GadgetClasses().Informer()
+	stop := start(ctx, factory)
+	defer stop()
+	res := factory.WaitForCacheSyncWithContext(ctx)
+	if res.Synced[gadgetType] || !res.Synced[gadgetClassType] {
+		t.Errorf("Synced = %v, want gadgets refused and gadgetclasses synced", res.Synced)
+	}
+	if err := factory.Ready(); err == nil || !strings.Contains(err.Error(), `LabelSelector "tier in (gold"`) {
+		t.Errorf("Ready() = %v, want it to name the invalid selector", err)
+	}
+	if !classes.HasSynced() {
+		t.Error("gadgetclasses did not sync")
+	}
+	for _, a := range crd.Actions() {
+		if a.GetResource().Resource == "gadgets" {
+			t.Errorf("a request for the refused gadgets: %v", a)
+		}
+	}
+}
