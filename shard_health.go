@@ -46,6 +46,10 @@ import (
 // replica, an API server down), every member fails its check, and the
 // membership then divides the space among all of them as before.
 //
+// A replica that has given its share up owns nothing, and its informers
+// then cache nothing but still probe (internal/listwatch: one LIST of
+// limit 1 a second), so that this check sees when they can list again.
+//
 // It makes no request and holds no lock an informer holds; it runs on the
 // membership's goroutine at every renewal.
 func (f *sharedInformerFactory) shardHealth() error {
