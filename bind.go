@@ -436,7 +436,9 @@ func (k *Kind[T, L]) Typed() cache.TypedSharedIndexInformer[T] { return k.k.Type
 func (k *Kind[T, L]) Lister() L { return k.k.Lister() }
 
 // boundFactory is what a Kind of a bound resource resolves through: the
-// factory, asked for that resource.
+// factory, asked for that resource. accessor.Kind calls ResolveTyped only;
+// the other methods complete the interface it takes, and act on the
+// factory.
 type boundFactory struct {
 	f *sharedInformerFactory
 	r *boundResource
@@ -462,7 +464,9 @@ func (b *boundFactory) InformerFor(obj runtime.Object, newFunc internalinterface
 func (b *boundFactory) InformerName() *cache.InformerName { return b.f.informerName }
 
 // fallbackFactory is what a Kind resolves through when its factory is not
-// a Binder: the generated accessor's own InformerFor call.
+// a Binder: the generated accessor's own InformerFor call. accessor.Kind
+// calls InformerFor only; Start has nothing of its own to run (the
+// generated accessor's factory runs what fallback returns).
 type fallbackFactory struct {
 	informer func() cache.SharedIndexInformer
 }

@@ -237,6 +237,26 @@ func TestTypedResourceNewInformer(t *testing.T) {
 	stop()
 	<-done
 
+	// A cluster-scoped resource ignores the namespace.
+	if classesResource().Namespaced() || !gadgetsResource().Namespaced() {
+		t.Error("Namespaced() does not report the scopes given")
+	}
+	classes := classesResource().NewInformer(crdfake.NewSimpleClientset(&gadgetsv1.GadgetClass{ObjectMeta: metav1.ObjectMeta{Name: "c1"}}), "a", internalinterfaces.InformerOptions{})
+	run, stop = context.WithCancel(ctx)
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		classes.RunWithContext(run)
+	}()
+	if !cache.WaitForCacheSync(ctx.Done(), classes.HasSynced) {
+		t.Fatal("the standalone gadgetclasses informer did not sync")
+	}
+	if keys := classes.GetStore().ListKeys(); len(keys) != 1 || keys[0] != "c1" {
+		t.Errorf("gadgetclasses = %q, want [c1]", keys)
+	}
+	stop()
+	<-done
+
 	var nilClient versioned.Interface
 	lw := gadgetsResource().NewInformer(nilClient, "", internalinterfaces.InformerOptions{})
 	errs := make(chan error, 1)
