@@ -372,6 +372,17 @@ func withStaticShard(option string, field sharding.Field, index, count int) Shar
 // free; m.Stop before the factory's Shutdown is the graceful one (the
 // Lease is released and the others take over at once), and after a
 // canceled context the others take over at the Lease's expiry.
+//
+// A replica that cannot serve its share gives it up: the factory registers
+// a health check with m ([sharding.Membership.AddHealthCheck]) that fails
+// while any informer following the membership is failing (what
+// [Factory.Ready] reports: a list or watch that fails, such as a resource
+// that is forbidden or does not exist). Once it has failed at every
+// renewal for [sharding.MembershipConfig.HealthGrace] (by default the
+// lease duration), the replica publishes itself not ready and the others
+// take its ranges; it takes a share again at the first renewal at which
+// the check passes. If every replica fails, none gives up its share. The
+// rule and its bounds are in the Health section of [sharding.Membership].
 func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		const option = "WithShardMembership"
@@ -387,6 +398,7 @@ func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInf
 		src := membershipShard(field)
 		if factory.setShard(option, src, refuses) {
 			factory.membership = m
+			m.AddHealthCheck(factory.shardHealth)
 		}
 		return factory
 	}
