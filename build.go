@@ -157,6 +157,7 @@ func (f *sharedInformerFactory) build(e *entry, s settings, cfg listwatch.Config
 	// may replace until the informer starts; one sync gate over all their
 	// first watches.
 	shard := &informerShard{e: e, source: s.shard}
+	e.shard = shard
 	e.gate = newSyncGate(s.namespaces)
 	var departures *listwatch.Departures
 	if s.shard != nil && s.shard.field != "" {

@@ -89,6 +89,9 @@ type entry struct {
 	// gate is what its sync waits for beyond the cache (informer.go); nil
 	// for an informer built by InformerFor's newFunc.
 	gate *syncGate
+	// shard is the shard its informer follows; nil for an informer built
+	// by InformerFor's newFunc.
+	shard *informerShard
 	// removed is set by RemoveInformer. Accessors that cached the informer
 	// check it on every call and resolve again once it is set.
 	removed atomic.Bool

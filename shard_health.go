@@ -79,22 +79,12 @@ func (f *sharedInformerFactory) shardHealth() error {
 }
 
 // followsMembership reports whether e's informer is sharded by the
-// factory's membership. A dynamic or metadata informer says so itself. A
-// typed one is wrapped (internal/accessor), so the rule of settingsFor is
-// applied to its resource instead: the membership shards it unless
-// ResourceOptions gives it its own selector, or its field is the
-// namespace and the resource is cluster-scoped. (A selector set with
-// SetShardSelector before Start is not seen there, so such an informer
-// counts.)
+// factory's membership: its shard is the factory's, not one of its own
+// (ResourceOptions.ShardSelector or SetShardSelector). An informer built by
+// InformerFor's newFunc has none: under a membership it is refused.
 func (f *sharedInformerFactory) followsMembership(e *entry) bool {
-	if f.membership == nil || f.shard == nil {
+	if f.membership == nil || f.shard == nil || e.shard == nil {
 		return false
 	}
-	if fi, ok := e.informer.(*factoryInformer); ok {
-		return fi.shard.current() == f.shard
-	}
-	if e.id.Form != FormTyped || e.id.Resource.Resource == "" {
-		return false // InformerFor's newFunc: refused under a membership
-	}
-	return f.resourceOptions[e.id.Resource].shardSelector() == nil && f.shard.appliesTo(IsNamespaced(e.id.Resource))
+	return e.shard.current() == f.shard
 }
