@@ -68,7 +68,7 @@ import (
 type ListMode string
 
 const (
-	// ListModeAuto, the default, is client-go's choice: the watch-list
+	// ListModeAuto is the default: client-go's choice, the watch-list
 	// stream when the WatchListClient gate is on (the default), else
 	// ListModeList.
 	ListModeAuto ListMode = ""

@@ -277,8 +277,8 @@ func TestPretransformResults(t *testing.T) {
 		p.Labels = map[string]string{"copied": "yes"}
 		return p, nil
 	}
-	other := func(obj any) (any, error) { return "not a pod", nil }
-	failing := func(obj any) (any, error) { return nil, errors.New("no") }
+	other := func(any) (any, error) { return "not a pod", nil }
+	failing := func(any) (any, error) { return nil, errors.New("no") }
 	for _, tc := range []struct {
 		name       string
 		fn         func(any) (any, error)
@@ -433,7 +433,7 @@ func TestPretransformStreamRestart(t *testing.T) {
 		t.Errorf("%d objects of the failed stream kept, want 0", n)
 	}
 	// Values that are not pointers pass through the lookups.
-	if out, err := pre.Transform(cacheTombstone{}); err != nil {
+	if out, err := pre.Transform(cacheTombstone{m: map[string]string{}}); err != nil {
 		t.Errorf("Transform(a value) = %v, %v", out, err)
 	} else if _, ok := out.(cacheTombstone); !ok {
 		t.Errorf("Transform(a value) = %T, want it back", out)
