@@ -140,7 +140,7 @@ func TestListModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Shutdown()
+			defer func() { cancel(); f.Shutdown() }() // Shutdown waits for the informers to stop
 			typed := f.Core().V1().Pods().Informer()
 			md, err := f.ForMetadata(podsGVR)
 			if err != nil {
@@ -213,7 +213,7 @@ func TestListModeWithShard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Shutdown()
+	defer func() { cancel(); f.Shutdown() }()
 	inf := f.Core().V1().Pods().Informer()
 	f.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
