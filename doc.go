@@ -86,9 +86,12 @@ limitations under the License.
 //	lean.go              the lean-memory transforms and their options
 //	resources.go         ForResource, ForMetadata, SupportedResources, IsNamespaced
 //	bind.go              Bind: typed informers of the user's own API types (kubeinformers-gen's output) in the factory
+//	listmode.go          ListMode: how each informer gets its initial state (stream, LIST, consistent LIST)
+//	shard_health.go      the health check a factory under a membership registers: failing replicas give their share up
 //
 // The list and watch calls of every informer are built in one place,
-// internal/listwatch; the several-namespace composite informer is
+// internal/listwatch (listwatch.go the calls, shard.go the shard filter and
+// the handover inside the watch, listmode.go the initial list); the several-namespace composite informer is
 // internal/multinamespace; the per-kind logic the generated files bind to
 // is internal/accessor; the Lease-based membership is package sharding.
 package informers
