@@ -55,6 +55,9 @@ type factoryInformer struct {
 	// departures, under a membership, wraps every transform so that a
 	// shard handover's deletions reach handlers as tombstones.
 	departures *listwatch.Departures
+	// pretransform transforms list pages with the factory's transform
+	// (listmode.go); a transform set later replaces it.
+	pretransform *listwatch.Pretransform
 }
 
 var (
@@ -80,13 +83,20 @@ func newFactoryInformer(informer cache.SharedIndexInformer, shard *informerShard
 	return i
 }
 
-// SetTransform sets the informer's transform; under a membership, wrapped
-// so that a shard handover's deletions stay tombstones.
+// SetTransform replaces the informer's transform, the factory's included,
+// as client-go's does; under a membership it is wrapped so that a shard
+// handover's deletions stay tombstones.
 func (i *factoryInformer) SetTransform(transform cache.TransformFunc) error {
 	if i.departures != nil {
 		transform = i.departures.Transform(transform)
 	}
-	return i.SharedIndexInformer.SetTransform(transform)
+	if err := i.SharedIndexInformer.SetTransform(transform); err != nil {
+		return err
+	}
+	if i.pretransform != nil {
+		i.pretransform.Stop() // list pages now reach the new transform whole
+	}
+	return nil
 }
 
 // SetShardSelector limits the informer to the objects selector matches,

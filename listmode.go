@@ -63,8 +63,8 @@ import (
 //
 // Informers built by InformerFor's own newFunc do not go through this
 // module's list/watch and keep client-go's choice. Calling SetTransform
-// on a factory's informer replaces the transform the informer applies,
-// but a LIST's pages are still transformed with the factory's.
+// on a factory's informer replaces the factory's transform, for a LIST's
+// pages too: they then reach the new transform whole.
 type ListMode string
 
 const (
@@ -143,5 +143,10 @@ func (f *sharedInformerFactory) listWatchMode(e *entry, s settings, cfg *listwat
 func setPretransform(e *entry, p *listwatch.Pretransform) {
 	if err := e.informer.SetTransform(cache.TransformFunc(p.Transform)); err != nil {
 		klog.Background().Error(err, "Cannot set the factory transform", "informer", e.id)
+	}
+	if fi, ok := e.informer.(*factoryInformer); ok {
+		// A transform the user sets later replaces p's: p must then stop
+		// transforming pages (factoryInformer.SetTransform).
+		fi.pretransform = p
 	}
 }

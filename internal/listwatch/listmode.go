@@ -174,6 +174,9 @@ const consistentPageSize = 500
 // transforms it, as without a Pretransform.
 type Pretransform struct {
 	fn cache.TransformFunc
+	// stopped is set by Stop: the informer's transform is no longer
+	// Transform, so pages are left as listed.
+	stopped atomic.Bool
 
 	mu sync.Mutex
 	// done holds the objects transformed, by key, until the informer sees
@@ -224,6 +227,11 @@ type doneKey struct {
 func NewPretransform(fn cache.TransformFunc) *Pretransform {
 	return &Pretransform{fn: fn, done: map[doneKey]string{}}
 }
+
+// Stop leaves every later page as listed: the informer's transform has
+// been replaced (SharedInformer.SetTransform, before the informer starts),
+// and the new one sees each object whole.
+func (p *Pretransform) Stop() { p.stopped.Store(true) }
 
 // Transform is the informer's transform.
 func (p *Pretransform) Transform(obj any) (any, error) {
@@ -292,6 +300,9 @@ func keyOf(obj any) (doneKey, bool) {
 // page of a list forgets what an earlier list of source marked and the
 // informer did not see (a list that failed part-way).
 func (p *Pretransform) page(source string, first bool, list runtime.Object) error {
+	if p.stopped.Load() {
+		return nil
+	}
 	if first {
 		p.mu.Lock()
 		for k, s := range p.done {
