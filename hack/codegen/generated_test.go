@@ -20,6 +20,7 @@ import (
 	"context"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,11 +83,12 @@ func TestOwnFactoryOptions(t *testing.T) {
 	client := fake.NewSimpleClientset(gadget("a", "one"), gadget("a", "two"), gadget("b", "three"),
 		&gadgetsv1.GadgetClass{ObjectMeta: metav1.ObjectMeta{Name: "small", Labels: map[string]string{"team": "a"}}},
 		&gadgetsv1.GadgetClass{ObjectMeta: metav1.ObjectMeta{Name: "large"}})
-	var transformed int
+	// Both informers run the transform, each in its own goroutine.
+	var transformed atomic.Int32
 	f := externalversions.NewSharedInformerFactoryWithOptions(client, 0,
 		externalversions.WithNamespace("a"),
 		externalversions.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "team=a" }),
-		externalversions.WithTransform(func(obj any) (any, error) { transformed++; return obj, nil }),
+		externalversions.WithTransform(func(obj any) (any, error) { transformed.Add(1); return obj, nil }),
 		externalversions.WithCustomResyncConfig(map[metav1.Object]time.Duration{&gadgetsv1.Gadget{}: time.Hour}),
 	)
 	defer f.Shutdown()
@@ -102,7 +104,7 @@ func TestOwnFactoryOptions(t *testing.T) {
 	if got, want := names(list), []string{"a/one", "a/two"}; !sameSet(got, want) {
 		t.Errorf("gadgets in namespace a = %v, want %v", got, want)
 	}
-	if transformed == 0 {
+	if transformed.Load() == 0 {
 		t.Error("WithTransform was not applied")
 	}
 	// The cluster-scoped kind ignores the namespace, not the tweak.
