@@ -285,7 +285,11 @@ func TestShardingHealthAllFailing(t *testing.T) {
 		_, nb := b.notReady(t, c)
 		return na && nb
 	})
-	waitFor(t, "both to see the other not ready", 10*time.Second, func() bool { return a.m.Health() != nil && b.m.Health() != nil })
+	// The first to fail is out until the other fails too, and each sees
+	// the other's annotation one Lease watch later: wait for that.
+	eventually(10*time.Second, 20*time.Millisecond, func() bool {
+		return a.m.Health() != nil && b.m.Health() != nil && assignedAmong(both, a, b) && tiles(append(a.m.Ranges(), b.m.Ranges()...))
+	})
 	if !assignedAmong(both, a, b) || !tiles(append(a.m.Ranges(), b.m.Ranges()...)) {
 		t.Fatalf("every member not ready: a assigns among %v and owns %v, b owns %v; want both to keep their shares", a.m.Assigned(), a.m.Ranges(), b.m.Ranges())
 	}
