@@ -440,43 +440,13 @@ func TestShardHandover(t *testing.T) {
 	var lost, stale, double int
 	var detail string
 	ok := eventually(30*time.Second, 200*time.Millisecond, func() bool {
-		list, err := c.client.CoreV1().ConfigMaps(c.ns).List(c.ctx, metav1.ListOptions{})
-		if err != nil {
+		ids, stores := make([]string, len(live)), make([]cache.Store, len(live))
+		for i, r := range live {
+			ids[i], stores[i] = r.id, r.inf.GetStore()
+		}
+		var err error
+		if lost, stale, double, detail, err = checkAgainstServer(c, ids, stores); err != nil {
 			return false
-		}
-		lost, stale, double, detail = 0, 0, 0, ""
-		seen := map[string]bool{}
-		for _, cm := range list.Items {
-			k := cm.Namespace + "/" + cm.Name
-			seen[k] = true
-			owners := 0
-			for _, r := range live {
-				obj, ok, _ := r.inf.GetStore().GetByKey(k)
-				if !ok {
-					continue
-				}
-				owners++
-				if rv := obj.(*corev1.ConfigMap).ResourceVersion; rv != cm.ResourceVersion {
-					stale++
-					detail = fmt.Sprintf("%s: %s at rv %s, the server's is %s", r.id, k, rv, cm.ResourceVersion)
-				}
-			}
-			switch {
-			case owners == 0:
-				lost++
-				detail = k + " is in no replica"
-			case owners > 1:
-				double++
-				detail = fmt.Sprintf("%s is in %d replicas", k, owners)
-			}
-		}
-		for _, r := range live {
-			for _, k := range r.inf.GetStore().ListKeys() {
-				if !seen[k] {
-					stale++
-					detail = fmt.Sprintf("%s still holds %s, deleted on the server", r.id, k)
-				}
-			}
 		}
 		return lost == 0 && stale == 0 && double == 0
 	})

@@ -597,43 +597,13 @@ func TestShardedFactoryMembershipChurn(t *testing.T) {
 	var lost, stale, double int
 	var detail string
 	ok := eventually(30*time.Second, 200*time.Millisecond, func() bool {
-		list, err := c.client.CoreV1().ConfigMaps(c.ns).List(c.ctx, metav1.ListOptions{})
-		if err != nil {
+		ids, stores := make([]string, len(live)), make([]cache.Store, len(live))
+		for i, r := range live {
+			ids[i], stores[i] = r.id, r.inf.GetStore()
+		}
+		var err error
+		if lost, stale, double, detail, err = checkAgainstServer(c, ids, stores); err != nil {
 			return false
-		}
-		lost, stale, double, detail = 0, 0, 0, ""
-		seen := map[string]bool{}
-		for _, cm := range list.Items {
-			k := cm.Namespace + "/" + cm.Name
-			seen[k] = true
-			owners := 0
-			for _, r := range live {
-				obj, ok, _ := r.inf.GetStore().GetByKey(k)
-				if !ok {
-					continue
-				}
-				owners++
-				if rv := obj.(*corev1.ConfigMap).ResourceVersion; rv != cm.ResourceVersion {
-					stale++
-					detail = fmt.Sprintf("%s: %s has rv %s, the server %s", r.id, k, rv, cm.ResourceVersion)
-				}
-			}
-			switch {
-			case owners == 0:
-				lost++
-				detail = k + " is in no live replica"
-			case owners > 1:
-				double++
-				detail = fmt.Sprintf("%s is in %d replicas", k, owners)
-			}
-		}
-		for _, r := range live {
-			for _, k := range r.inf.GetStore().ListKeys() {
-				if !seen[k] {
-					stale++
-					detail = fmt.Sprintf("%s still holds %s, deleted on the server", r.id, k)
-				}
-			}
 		}
 		return lost == 0 && stale == 0 && double == 0
 	})
@@ -725,4 +695,49 @@ func TestShardedFactoryMembershipConcurrentStart(t *testing.T) {
 	if !ok {
 		t.Fatalf("no exact partition after 20s: %d objects in no replica, %d in several", lost, double)
 	}
+}
+
+// checkAgainstServer compares the configmaps in the replicas' caches (ids[i]
+// names stores[i]) with the server's: objects in no cache (lost), in a cache
+// at another resource version or deleted on the server (stale), and in
+// several caches (double); detail describes one of them.
+func checkAgainstServer(c *tcx, ids []string, stores []cache.Store) (lost, stale, double int, detail string, err error) {
+	list, err := c.client.CoreV1().ConfigMaps(c.ns).List(c.ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, 0, 0, "", err
+	}
+	seen := map[string]bool{}
+	for _, cm := range list.Items {
+		k := cm.Namespace + "/" + cm.Name
+		seen[k] = true
+		owners := 0
+		for i, store := range stores {
+			obj, ok, _ := store.GetByKey(k)
+			if !ok {
+				continue
+			}
+			owners++
+			if rv := obj.(*corev1.ConfigMap).ResourceVersion; rv != cm.ResourceVersion {
+				stale++
+				detail = fmt.Sprintf("%s: %s has rv %s, the server %s", ids[i], k, rv, cm.ResourceVersion)
+			}
+		}
+		switch {
+		case owners == 0:
+			lost++
+			detail = k + " is in no live replica"
+		case owners > 1:
+			double++
+			detail = fmt.Sprintf("%s is in %d replicas", k, owners)
+		}
+	}
+	for i, store := range stores {
+		for _, k := range store.ListKeys() {
+			if !seen[k] {
+				stale++
+				detail = fmt.Sprintf("%s still holds %s, deleted on the server", ids[i], k)
+			}
+		}
+	}
+	return lost, stale, double, detail, nil
 }
