@@ -70,10 +70,10 @@ func ExampleWithLeanMemory() {
 }
 
 // The lean transform on its own, for any informer's SetTransform: here with
-// string interning on (it is off by default; the last LeanInterning of the
+// string interning off (it is on by default; the last LeanInterning of the
 // list wins) and kubectl's last-applied annotation dropped.
 func ExampleLeanInterning() {
-	lean := informers.TransformLean(informers.LeanInterning(true), informers.LeanDropLastApplied())
+	lean := informers.TransformLean(informers.LeanInterning(false), informers.LeanDropLastApplied())
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Name: "web-1", Namespace: "shop",
 		Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: `{"kind":"Pod"}`, "team": "web"},

@@ -493,6 +493,13 @@ func leanRichPod(name string) *corev1.Pod {
 	st.InitContainerStatuses = []corev1.ContainerStatus{status("init")}
 	st.InitContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: s("Completed")}}
 	st.EphemeralContainerStatuses = []corev1.ContainerStatus{status("debug")}
+	started := true
+	st.InitContainerStatuses[0].Started = &started
+	// As a decoder leaves them: appended one by one, with room to spare.
+	st.Conditions = nil
+	for _, c := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady, corev1.PodReadyToStartContainers} {
+		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue})
+	}
 	return p
 }
 
@@ -507,10 +514,10 @@ func TestLeanRichPod(t *testing.T) {
 		intern, share bool
 		keepMF        bool
 	}{
-		{"default", nil, false, true, false},
-		{"interning", []LeanOption{LeanInterning(true)}, true, true, false},
-		{"interning, no sharing, managedFields kept", []LeanOption{LeanInterning(true), LeanNoShare(), LeanKeepManagedFields()}, true, false, true},
-		{"managedFields kept and shared", []LeanOption{nil, LeanKeepManagedFields()}, false, true, true},
+		{"default", nil, true, true, false},
+		{"no interning", []LeanOption{LeanInterning(false)}, false, true, false},
+		{"no sharing, managedFields kept", []LeanOption{LeanNoShare(), LeanKeepManagedFields()}, true, false, true},
+		{"managedFields kept and shared, no interning", []LeanOption{nil, LeanKeepManagedFields(), LeanInterning(false)}, false, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lean := TransformLean(tc.options...)
@@ -526,6 +533,10 @@ func TestLeanRichPod(t *testing.T) {
 			}
 			if !equality.Semantic.DeepEqual(wantA, a) {
 				t.Fatalf("lean Pod differs at %s", firstDiff("Pod", reflect.ValueOf(wantA), reflect.ValueOf(a)))
+			}
+			// What each object keeps for itself has no spare room.
+			if c := a.Status.Conditions; cap(c) != len(c) {
+				t.Errorf("conditions: cap %d for %d kept", cap(c), len(c))
 			}
 			if got := len(a.ManagedFields) > 0; got != tc.keepMF {
 				t.Errorf("managedFields kept: %v, want %v", got, tc.keepMF)
@@ -550,6 +561,7 @@ func TestLeanRichPod(t *testing.T) {
 				"automount token":      as.AutomountServiceAccountToken == bs.AutomountServiceAccountToken,
 				"preemption policy":    as.PreemptionPolicy == bs.PreemptionPolicy,
 				"host IPs":             &a.Status.HostIPs[0] == &b.Status.HostIPs[0],
+				"container started":    a.Status.InitContainerStatuses[0].Started == b.Status.InitContainerStatuses[0].Started,
 			}
 			if tc.keepMF {
 				shared["managedFields' fieldsV1"] = a.ManagedFields[0].FieldsV1 == b.ManagedFields[0].FieldsV1
@@ -605,7 +617,7 @@ func TestLeanInterningSwitch(t *testing.T) {
 		options []LeanOption
 		want    bool
 	}{
-		{"default", nil, false},
+		{"default", nil, true},
 		{"on", []LeanOption{LeanInterning(true)}, true},
 		{"off", []LeanOption{LeanInterning(false)}, false},
 		{"on, then off", []LeanOption{LeanInterning(true), LeanInterning(false)}, false},
