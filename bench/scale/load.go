@@ -52,13 +52,27 @@ type podID struct {
 	i                  int
 }
 
+// podSuffix is the 5-character suffix of Pod i's name, in the alphabet a
+// ReplicaSet controller draws its random suffixes from, and unique for
+// every i below 27^5 (a hash would collide: 5 hex digits did once in
+// about 77,000 Pods).
+func podSuffix(i int) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	var b [5]byte
+	for k := len(b) - 1; k >= 0; k-- {
+		b[k] = alphabet[i%len(alphabet)]
+		i /= len(alphabet)
+	}
+	return string(b[:])
+}
+
 func podAt(i int) podID {
 	rs := i / podsPerRS
 	return podID{
 		i:    i,
 		rs:   fmt.Sprintf("app-%03d-%s", rs, hexOf("rs", rs)[:10]),
 		ns:   fmt.Sprintf("bench-%d", rs%namespaces),
-		name: fmt.Sprintf("app-%03d-%s-%s", rs, hexOf("rs", rs)[:10], hexOf("pod", i)[:5]),
+		name: fmt.Sprintf("app-%03d-%s-%s", rs, hexOf("rs", rs)[:10], podSuffix(i)),
 		node: fmt.Sprintf("node-%03d", (i*7)%nodes),
 	}
 }
