@@ -24,8 +24,8 @@
 #
 # Every run reports the heap after sync, the peak heap during sync, the peak
 # RSS, and CPU and wall time to sync. Flags are those of bench/scale (run
-# with -h). The last two lines of the output are the machine-readable
-# summaries for the largest N, bench-scale N=... and bench-scale-peak N=...
+# with -h). The run ends with two machine-readable summaries per N, the
+# largest N last: bench-scale N=... and bench-scale-peak N=...
 # (with -shards: per shard count, the heap per replica against the
 # unsharded one).
 set -euo pipefail

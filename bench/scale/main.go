@@ -58,6 +58,7 @@ type config struct {
 	profile  string
 	smoke    bool
 	write    bool
+	rewrite  bool
 	repoRoot string
 }
 
@@ -77,6 +78,9 @@ func main() {
 		// hack/bench-scale.sh checks the flags before building the server.
 		os.Exit(0)
 	}
+	if cfg.rewrite {
+		os.Exit(rewriteFromRaw(cfg))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	rc := runParent(ctx, cfg)
 	stop()
@@ -94,6 +98,7 @@ func parseFlags(args []string) (*config, error) {
 	modes := fs.String("modes", "stream,list", "comma-separated list modes each variant runs in: "+strings.Join(allModes, ",")+" (modes.go)")
 	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant as a stream and the main ones as a LIST, then 2 shards; checks counts, that the lean cache and the lean peak are smaller and that the shards are disjoint and cover N; writes nothing")
 	write := fs.Bool("write", true, "update BENCHMARKS.md and the plots (never with -smoke)")
+	rewrite := fs.Bool("rewrite", false, "measure nothing: render BENCHMARKS.md and the plots again from "+resultsRaw+" (after a change of the report's form)")
 	root := fs.String("repo", "", "repository root (default: found from the working directory)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -101,9 +106,12 @@ func parseFlags(args []string) (*config, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	cfg := &config{repeats: *repeats, deadline: *deadline, profile: *profile, smoke: *smoke, write: *write && !*smoke}
+	cfg := &config{repeats: *repeats, deadline: *deadline, profile: *profile, smoke: *smoke, write: *write && !*smoke, rewrite: *rewrite}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if cfg.rewrite && (cfg.smoke || set["shards"] || set["write"]) {
+		return nil, errors.New("-rewrite only renders the last run again; do not combine it with -smoke, -shards or -write")
+	}
 	if cfg.smoke {
 		if set["n"] || set["repeats"] {
 			return nil, errors.New("-smoke sets -n 300 and -repeats 1 itself; do not combine them")

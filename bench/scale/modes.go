@@ -275,10 +275,9 @@ func bestCPU(byVariant map[string]*summary, v string) *summary {
 	return best
 }
 
-// peakLine is the machine-readable summary of peaks and CPU time for the
-// largest N, printed after lastLine.
-func peakLine(rep *runReport) string {
-	n := rep.Counts[len(rep.Counts)-1]
+// peakLine is the machine-readable summary of peaks and CPU time for n
+// Pods, printed after lastLine.
+func peakLine(rep *runReport, n int) string {
 	r := rep.Results[n]
 	// In LIST mode ours is compared like for like (resourceVersion=0,
 	// client-go's LIST); the lean variants in the LIST mode with the lower

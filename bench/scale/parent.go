@@ -231,8 +231,7 @@ func runParent(ctx context.Context, cfg *config) int {
 			failed = true
 		}
 	}
-	fmt.Println(lastLine(rep))
-	fmt.Println(peakLine(rep))
+	fmt.Print(summaryLines(rep))
 	if failed {
 		return 1
 	}
@@ -407,13 +406,22 @@ func ratio(a, b *summary, f func(*summary) float64) string {
 func heapOf(s *summary) float64 { return s.HeapPerObj.Median }
 func syncOf(s *summary) float64 { return s.Sync.Median }
 
-// lastLine is the machine-readable summary for the largest N.
-func lastLine(rep *runReport) string {
-	n := rep.Counts[len(rep.Counts)-1]
+// lastLine is the machine-readable summary for n Pods.
+func lastLine(rep *runReport, n int) string {
 	r := rep.Results[n]
 	up := r["upstream"]
 	return fmt.Sprintf("bench-scale N=%d: heap/obj ours/upstream=%s lean/upstream=%s metadata/upstream=%s; sync ours/upstream=%s lean/upstream=%s ours/raw-list=%s",
 		n,
 		ratio(r["ours"], up, heapOf), ratio(r["ours-lean"], up, heapOf), ratio(r["ours-metadata"], up, heapOf),
 		ratio(r["ours"], up, syncOf), ratio(r["ours-lean"], up, syncOf), ratio(r["ours"], rawFloor(r), syncOf))
+}
+
+// summaryLines are the two machine-readable summaries of every N, the
+// largest last: a goal stated at one N is read off its own lines.
+func summaryLines(rep *runReport) string {
+	var b strings.Builder
+	for _, n := range rep.Counts {
+		b.WriteString(lastLine(rep, n) + "\n" + peakLine(rep, n) + "\n")
+	}
+	return b.String()
 }

@@ -93,7 +93,7 @@ func generatedSection(rep *runReport) string {
 		b.WriteString(tableText(rep, n))
 		b.WriteString("\n")
 	}
-	b.WriteString("Last lines of the run:\n\n```\n" + lastLine(rep) + "\n" + peakLine(rep) + "\n```\n")
+	b.WriteString("Summary lines of the run, for each N (the largest last, as the run ends):\n\n```\n" + summaryLines(rep) + "```\n")
 	return b.String()
 }
 
@@ -128,6 +128,25 @@ func writeRaw(cfg *config, file string, rep any) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(cfg.repoRoot, file), append(raw, '\n'), 0o644)
+}
+
+// rewriteFromRaw renders BENCHMARKS.md and the plots from the raw results
+// of the last run, measuring nothing.
+func rewriteFromRaw(cfg *config) int {
+	raw, err := os.ReadFile(filepath.Join(cfg.repoRoot, resultsRaw))
+	if err == nil {
+		var rep runReport
+		if err = json.Unmarshal(raw, &rep); err == nil {
+			if len(rep.Counts) == 0 {
+				err = fmt.Errorf("%s holds no run", resultsRaw)
+			} else if err = writeResults(cfg, &rep); err == nil {
+				fmt.Print(summaryLines(&rep))
+				return 0
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "bench-scale: -rewrite: %v\n", err)
+	return 1
 }
 
 // section names one section of BENCHMARKS.md that the harness writes: the

@@ -17,6 +17,8 @@ limitations under the License.
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -246,5 +248,51 @@ func TestGeneratedSectionsNameTheServer(t *testing.T) {
 		if !strings.Contains(text, "A loaded Pod is 7402 B of JSON (of which managedFields: 2907 B in 2 entries) and 5090 B of protobuf.") {
 			t.Errorf("%s section lacks the Pod sizes: %q", name, text)
 		}
+	}
+}
+
+// TestRewriteFromRaw renders BENCHMARKS.md and the plots from the committed
+// raw results, as -rewrite does, into a scratch repository.
+func TestRewriteFromRaw(t *testing.T) {
+	raw, err := os.ReadFile(resultsRaw[len("bench/scale/"):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep runReport
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	cfg := &config{repoRoot: root, rewrite: true}
+	if rc := rewriteFromRaw(cfg); rc == 0 {
+		t.Error("-rewrite without results succeeded")
+	}
+	if err := os.MkdirAll(filepath.Join(root, resultsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, resultsRaw), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rc := rewriteFromRaw(cfg); rc != 0 {
+		t.Fatalf("-rewrite: exit %d", rc)
+	}
+	md, err := os.ReadFile(filepath.Join(root, "BENCHMARKS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range rep.Counts {
+		for _, want := range []string{fmt.Sprintf("N = %d Pods", n), fmt.Sprintf("bench-scale N=%d:", n), fmt.Sprintf("bench-scale-peak N=%d:", n)} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("BENCHMARKS.md lacks %q", want)
+			}
+		}
+	}
+	for _, plot := range []string{heapPlot, syncPlot, peakPlot, cpuPlot} {
+		if _, err := os.Stat(filepath.Join(root, plot)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := parseFlags([]string{"-repo", root, "-rewrite", "-smoke"}); err == nil {
+		t.Error("-rewrite -smoke: no error")
 	}
 }
