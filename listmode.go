@@ -32,11 +32,15 @@ import (
 // metadata), with selectors, sharding and several namespaces (one request
 // per namespace, each in the mode).
 //
-// The trade-off, measured in BENCHMARKS.md: the stream is gentler on the
-// API server (it sends objects from its watch cache one by one instead of
-// building a whole response) and on the client's peak memory (each object
-// is transformed, for example made lean, as it arrives); a LIST syncs
-// faster, with less CPU. On consistency: the stream and
+// The trade-off, measured in BENCHMARKS.md: the stream is the gentlest on
+// the API server (it sends objects from its watch cache one by one instead
+// of building a whole response); a LIST syncs with the least CPU. With a
+// lean transform ([WithLeanMemory]), [ListModeConsistentList] has the
+// lowest peak memory (each page is made lean as it arrives), the stream
+// comes next (each object is, but the garbage collector lets the heap grow
+// to twice the lean cache while it fills), and [ListModeList] gains
+// nothing at the peak (the whole response is decoded at once). On
+// consistency: the stream and
 // [ListModeConsistentList] are consistent reads, as if served from etcd
 // at the moment of the request; [ListModeList] asks for
 // resourceVersion=0, which the API server may answer from its watch cache
@@ -78,14 +82,15 @@ const (
 	ListModeStream ListMode = "Stream"
 	// ListModeList is client-go's LIST: a first request with
 	// resourceVersion=0 and a limit of 500, which the API server may
-	// serve from its watch cache, possibly slightly stale and often in
-	// one page. The fastest to sync; its peak memory holds the whole
-	// response.
+	// serve from its watch cache, possibly slightly stale, and then in one
+	// page (it ignores the limit with resourceVersion=0). The cheapest in
+	// CPU; its peak memory holds the whole response, transformed or not.
 	ListModeList ListMode = "List"
 	// ListModeConsistentList is a paged LIST (500 objects a page) whose
 	// first request has no resourceVersion: a consistent read. With a
 	// transform (WithTransform, WithLeanMemory), each page is transformed
-	// as it arrives, so the peak follows the transformed objects.
+	// as it arrives, so the peak follows the transformed objects: the mode
+	// for a lean informer that lists.
 	ListModeConsistentList ListMode = "ConsistentList"
 )
 
