@@ -40,7 +40,7 @@ func benchPods(tb testing.TB, n int) [][]byte {
 			raw = append(raw, `{"f:metadata":{"f:labels":{".":{},"f:app.kubernetes.io/name":{}}}}`...)
 		}
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1",
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}, Subresource: subresource}
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(raw)), Subresource: subresource}
 	}
 	out := make([][]byte, n)
 	for i := range n {
