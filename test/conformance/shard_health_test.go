@@ -65,11 +65,15 @@ func TestShardMembershipHealth(t *testing.T) {
 	ctx := syncCtx(t)
 	pods := shardPods(60)
 	client := fake.NewClientset(pods...)
-	var podsRBAC, secretsRBAC forbidding
+	var podsRBAC, secretsRBAC, servicesRBAC forbidding
 	podsRBAC.on.Store(true)
 	secretsRBAC.on.Store(true) // for the whole test
+	// Every reactor is installed before anything uses the client: the
+	// fake's reactor chain is not safe to extend while the memberships
+	// renew their Leases through it (a data race under -race).
 	podsRBAC.install(client, "pods")
 	secretsRBAC.install(client, "secrets")
+	servicesRBAC.install(client, "services")
 	member := func(id string) *sharding.Membership {
 		// A short lease on the real clock: the grace (the lease duration,
 		// 1 s) passes within a few renewals.
@@ -144,9 +148,7 @@ func TestShardMembershipHealth(t *testing.T) {
 
 	// A sharded informer started later that cannot list: a gives up again,
 	// and rejoins once the informer is removed.
-	var servicesRBAC forbidding
 	servicesRBAC.on.Store(true)
-	servicesRBAC.install(client, "services")
 	f.Core().V1().Services().Informer()
 	f.Start(mctx.Done())
 	waitFor(t, ctx, gaveUp)
