@@ -133,20 +133,30 @@ func writeRaw(cfg *config, file string, rep any) error {
 // rewriteFromRaw renders BENCHMARKS.md and the plots from the raw results
 // of the last run, measuring nothing.
 func rewriteFromRaw(cfg *config) int {
-	raw, err := os.ReadFile(filepath.Join(cfg.repoRoot, resultsRaw))
-	if err == nil {
-		var rep runReport
-		if err = json.Unmarshal(raw, &rep); err == nil {
-			if len(rep.Counts) == 0 {
-				err = fmt.Errorf("%s holds no run", resultsRaw)
-			} else if err = writeResults(cfg, &rep); err == nil {
-				fmt.Print(summaryLines(&rep))
-				return 0
-			}
-		}
+	if err := rewrite(cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "bench-scale: -rewrite: %v\n", err)
+		return 1
 	}
-	fmt.Fprintf(os.Stderr, "bench-scale: -rewrite: %v\n", err)
-	return 1
+	return 0
+}
+
+func rewrite(cfg *config) error {
+	raw, err := os.ReadFile(filepath.Join(cfg.repoRoot, resultsRaw))
+	if err != nil {
+		return err
+	}
+	var rep runReport
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		return fmt.Errorf("%s: %w", resultsRaw, err)
+	}
+	if len(rep.Counts) == 0 {
+		return fmt.Errorf("%s holds no run", resultsRaw)
+	}
+	if err := writeResults(cfg, &rep); err != nil {
+		return err
+	}
+	fmt.Print(summaryLines(&rep))
+	return nil
 }
 
 // section names one section of BENCHMARKS.md that the harness writes: the
