@@ -336,7 +336,7 @@ func (f *sharedInformerFactory) checkScope(r *boundResource) error {
 	if len(ro.Namespaces) > 0 {
 		errs = append(errs, fmt.Errorf("WithResourceOptions: namespaces %q set on a cluster-scoped resource", ro.Namespaces))
 	}
-	if sel := ro.shardSelector(); sel != nil {
+	if sel := ro.ShardSelector; sel != nil {
 		for _, req := range sel.Requirements() {
 			if req.Key == string(sharding.FieldNamespace) {
 				errs = append(errs, fmt.Errorf("WithResourceOptions: shard %s: a cluster-scoped resource cannot be sharded by namespace", sel))
@@ -347,34 +347,35 @@ func (f *sharedInformerFactory) checkScope(r *boundResource) error {
 	return errors.Join(errs...)
 }
 
-// resolveBound returns the typed informer of a bound resource, building
-// it on first use as ResolveTyped builds a built-in one. The caller holds
-// f.lock.
-func (f *sharedInformerFactory) resolveBound(r *boundResource) *entry {
-	if e, exists := f.byType[r.typ]; exists {
-		return e
+// request is what the factory is asked for to get the typed informer of
+// a bound resource: built as the built-in ones are.
+func (r *boundResource) request() request {
+	return request{
+		id:         InformerID{Form: FormTyped, Resource: r.resource, Type: r.typ},
+		namespaced: r.namespaced,
+		requests:   r.requests, missing: r.missing, client: r.client, example: r.example,
+		typed:   r.typed,
+		refused: r.refused,
 	}
-	e := &entry{id: InformerID{Form: FormTyped, Resource: r.resource, Type: r.typ}}
-	s := f.settingsFor(e.id, r.namespaced, f.namespace, f.tweakListOptions)
-	if r.refused != nil {
-		s.refused = errors.Join(r.refused, s.refused)
-	}
-	cfg := listwatch.Config{Resource: r.resource, Requests: r.requests, Missing: r.missing}
-	f.build(e, s, cfg, r.client, r.example)
-	e.informer = r.typed(e.informer)
-	f.register(e)
-	return e
+}
+
+// boundType returns the binding of a Go type, or nil.
+func (f *sharedInformerFactory) boundType(t reflect.Type) *boundResource {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	return f.bindings.byType[t]
 }
 
 // boundInformer returns the typed informer of resource if it is bound,
 // else nil; ForResource serves it.
 func (f *sharedInformerFactory) boundInformer(resource schema.GroupVersionResource) cache.SharedIndexInformer {
 	f.lock.Lock()
-	defer f.lock.Unlock()
-	if r := f.bindings.byResource[resource]; r != nil {
-		return f.resolveBound(r).informer
+	r := f.bindings.byResource[resource]
+	f.lock.Unlock()
+	if r == nil {
+		return nil
 	}
-	return nil
+	return f.informerFor(r.request()).informer
 }
 
 // Factory returns the factory the resources are bound to.
@@ -451,9 +452,7 @@ var (
 )
 
 func (b *boundFactory) ResolveTyped(*accessor.Request) (cache.SharedIndexInformer, *atomic.Bool) {
-	b.f.lock.Lock()
-	defer b.f.lock.Unlock()
-	e := b.f.resolveBound(b.r)
+	e := b.f.informerFor(b.r.request())
 	return e.informer, &e.removed
 }
 

@@ -24,7 +24,6 @@ import (
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
 )
@@ -56,7 +55,7 @@ type factoryInformer struct {
 	// shard handover's deletions reach handlers as tombstones.
 	departures *listwatch.Departures
 	// pretransform transforms list pages with the factory's transform
-	// (listmode.go); a transform set later replaces it.
+	// (internal/listwatch); a transform set later replaces it.
 	pretransform *listwatch.Pretransform
 }
 
@@ -65,22 +64,18 @@ var (
 	_ shardSetter               = &factoryInformer{}
 )
 
-func newFactoryInformer(informer cache.SharedIndexInformer, shard *informerShard, gate *syncGate, departures *listwatch.Departures) *factoryInformer {
-	i := &factoryInformer{
+// newFactoryInformer wraps a new informer, whose transform build.go has
+// set already: departures and pretransform are what SetTransform keeps
+// and stops when the user replaces it.
+func newFactoryInformer(informer cache.SharedIndexInformer, shard *informerShard, gate *syncGate, departures *listwatch.Departures, pretransform *listwatch.Pretransform) *factoryInformer {
+	return &factoryInformer{
 		SharedIndexInformer: informer,
 		shard:               shard,
 		gate:                gate,
 		checker:             &gatedChecker{inner: informer.HasSyncedChecker(), done: make(chan struct{})},
 		departures:          departures,
+		pretransform:        pretransform,
 	}
-	if departures != nil {
-		if err := informer.SetTransform(departures.Transform(nil)); err != nil {
-			// A new informer is not running, so this cannot fail; a
-			// handover's deletions would just not be tombstones.
-			klog.Background().Error(err, "Cannot set the shard handover transform", "informer", shard.e.id)
-		}
-	}
-	return i
 }
 
 // SetTransform replaces the informer's transform, the factory's included,

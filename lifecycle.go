@@ -182,8 +182,8 @@ func (f *sharedInformerFactory) WaitForCacheSyncWithContext(ctx context.Context)
 // good, or ctx is done.
 func waitSynced(ctx context.Context, e *entry) {
 	var failed <-chan struct{}
-	if e.gate != nil {
-		failed = e.gate.failedCh
+	if e.hooks.gate != nil {
+		failed = e.hooks.gate.failedCh
 	}
 	select {
 	case <-e.informer.HasSyncedChecker().Done():

@@ -19,8 +19,6 @@ package informers
 import (
 	"fmt"
 
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
 )
@@ -127,31 +125,5 @@ func WithListMode(mode ListMode) SharedInformerOption {
 		}
 		factory.listMode, factory.listModeSet = mode, true
 		return factory
-	}
-}
-
-// listWatchMode fills in the list-mode part of cfg for e's informers and
-// returns the pretransform, if any, that setPretransform installs.
-func (f *sharedInformerFactory) listWatchMode(e *entry, s settings, cfg *listwatch.Config, client any) *listwatch.Pretransform {
-	cfg.Mode = listModes[s.listMode]
-	cfg.Client = client
-	cfg.Notice = func(msg string) { e.listNotice.CompareAndSwap(nil, &msg) }
-	if t := chainTransforms(s.transform, f.leanTransform); t != nil {
-		cfg.Pretransform = listwatch.NewPretransform(t)
-	}
-	return cfg.Pretransform
-}
-
-// setPretransform makes p's Transform e's informer's transform: each page
-// of a list is transformed as it arrives (listwatch.Pretransform), and
-// every other object when the informer gets it.
-func setPretransform(e *entry, p *listwatch.Pretransform) {
-	if err := e.informer.SetTransform(cache.TransformFunc(p.Transform)); err != nil {
-		klog.Background().Error(err, "Cannot set the factory transform", "informer", e.id)
-	}
-	if fi, ok := e.informer.(*factoryInformer); ok {
-		// A transform the user sets later replaces p's: p must then stop
-		// transforming pages (factoryInformer.SetTransform).
-		fi.pretransform = p
 	}
 }

@@ -138,6 +138,17 @@ func informersOf(resource schema.GroupVersionResource) func(schema.GroupVersionR
 	return func(r schema.GroupVersionResource, _ bool) bool { return r == resource }
 }
 
+// checkFactoryOptions checks what only the whole set of options can tell;
+// newFactory calls it once every option has run.
+func (f *sharedInformerFactory) checkFactoryOptions() {
+	if len(f.namespaces) > 0 && f.namespaceSet {
+		f.invalidNarrowing(fmt.Errorf("WithNamespace(%q) and WithNamespaces(%q) both given: use one", f.namespace, f.namespaces), namespacedInformers)
+	}
+	// Options for a resource that is not built in are not checked against
+	// the clients here: a typed binding (Bind, after New) may serve it.
+	// Notices names those that nothing serves (unservedOptions).
+}
+
 // WithCustomResyncConfig sets the resync period of individual types: each
 // key is an object of the type (such as &corev1.Pod{}), each value its
 // period. Types not listed use the factory's default.
@@ -414,4 +425,8 @@ func (o *factoryOptions) setShard(option string, src *shardSource, refuses func(
 	}
 	o.shardOption, o.shard = option, src
 	return true
+}
+
+func compareResources(a, b schema.GroupVersionResource) int {
+	return strings.Compare(a.String(), b.String())
 }

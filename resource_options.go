@@ -84,12 +84,6 @@ type ResourceOptions struct {
 	// ListMode is how the resource's informers get their initial state;
 	// see [ListMode].
 	ListMode ListMode
-	// Shard is ShardSelector as this module's selector type.
-	//
-	// Deprecated: use ShardSelector, the type client-go v0.38 takes
-	// (shard.APISelector()). Shard goes in the next release; setting both
-	// is an error.
-	Shard *sharding.Selector
 }
 
 // WithResourceOptions sets the options of one resource; see
@@ -144,15 +138,7 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 	if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
 		errs = append(errs, fmt.Errorf("FieldSelector %q: %w", o.FieldSelector, err))
 	}
-	if o.Shard != nil {
-		switch {
-		case o.ShardSelector != nil:
-			errs = append(errs, fmt.Errorf("both Shard %s and ShardSelector %q set: use ShardSelector", o.Shard, o.ShardSelector.String()))
-		case o.Shard.String() == "":
-			errs = append(errs, errors.New("shard: the zero sharding.Selector selects nothing; build one with sharding.ForShard or sharding.NewSelector"))
-		}
-	}
-	if sel := o.shardSelector(); sel != nil && isBuiltIn(resource) && !IsNamespaced(resource) {
+	if sel := o.ShardSelector; sel != nil && isBuiltIn(resource) && !IsNamespaced(resource) {
 		for _, r := range sel.Requirements() {
 			if r.Key == string(sharding.FieldNamespace) {
 				errs = append(errs, fmt.Errorf("shard %s: a cluster-scoped resource cannot be sharded by namespace", sel))
@@ -175,16 +161,4 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 		}
 	}
 	return errs
-}
-
-// shardSelector is the resource's own selector, from either field; nil
-// when neither is set.
-func (o ResourceOptions) shardSelector() apisharding.Selector {
-	switch {
-	case o.ShardSelector != nil:
-		return o.ShardSelector
-	case o.Shard != nil:
-		return o.Shard.APISelector()
-	}
-	return nil
 }

@@ -19,12 +19,17 @@ package informers
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/listwatch"
 )
 
 // GenericInformer is a shared informer reached by resource rather than by
@@ -87,7 +92,7 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		// The message starts like client-go's, for callers that match it.
 		return nil, fmt.Errorf("%w for %v (it is not built in; a factory with a dynamic client, from NewForConfig or WithDynamicClient, would serve it)", ErrUnknownResource, resource)
 	}
-	e := f.resolve(InformerID{Form: FormDynamic, Resource: resource})
+	e := f.informerFor(f.unstructuredRequest(FormDynamic, resource))
 	return &genericInformer{informer: e.informer, resource: resource.GroupResource()}, nil
 }
 
@@ -100,8 +105,30 @@ func (f *sharedInformerFactory) ForMetadata(resource schema.GroupVersionResource
 	if f.metadataClient == nil {
 		return nil, fmt.Errorf("informers: ForMetadata(%v): the factory has no metadata client (use NewForConfig or WithMetadataClient)", resource)
 	}
-	e := f.resolve(InformerID{Form: FormMetadata, Resource: resource})
+	e := f.informerFor(f.unstructuredRequest(FormMetadata, resource))
 	return &genericInformer{informer: e.informer, resource: resource.GroupResource()}, nil
+}
+
+// unstructuredRequest is the request of the dynamic or metadata informer
+// of resource; the caller has checked that the client it needs is there.
+func (f *sharedInformerFactory) unstructuredRequest(form Form, resource schema.GroupVersionResource) request {
+	// A custom resource's scope is not known without discovery, so, as
+	// with client-go's dynamicinformer, the factory namespace applies to
+	// it; a built-in cluster-scoped resource is listed cluster-wide.
+	req := request{id: InformerID{Form: form, Resource: resource}, namespaced: !isBuiltIn(resource) || IsNamespaced(resource)}
+	switch form {
+	case FormDynamic:
+		req.id.Type, req.example, req.client = reflect.TypeFor[*unstructured.Unstructured](), &unstructured.Unstructured{}, f.dynamicClient
+		req.requests = func(ns string) listwatch.Requests {
+			return listwatch.Of(f.dynamicClient.Resource(resource).Namespace(ns))
+		}
+	case FormMetadata:
+		req.id.Type, req.example, req.client = reflect.TypeFor[*metav1.PartialObjectMetadata](), &metav1.PartialObjectMetadata{}, f.metadataClient
+		req.requests = func(ns string) listwatch.Requests {
+			return listwatch.Of(f.metadataClient.Resource(resource).Namespace(ns))
+		}
+	}
+	return req
 }
 
 // validateResource says what is wrong with a resource that is not built in.

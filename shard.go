@@ -25,7 +25,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
@@ -170,7 +169,10 @@ func (s *shardSource) follow(ctx context.Context, m *sharding.Membership) {
 // informer's namespaces, and reports once per entry a server that ignores
 // the selector.
 type informerShard struct {
-	e *entry
+	// id names the informer in errors and logs; notices are where it
+	// reports a server that ignores the selector.
+	id      InformerID
+	notices *notices
 
 	mu      sync.Mutex
 	started bool
@@ -214,7 +216,7 @@ func (is *informerShard) Ignored(obj runtime.Object) {
 		return
 	}
 	sel := src.selector()
-	if sel == nil || is.e.shardNotice.Load() != nil {
+	if sel == nil || is.notices.shard.Load() != nil {
 		return // nothing was asked of the server, or it is reported
 	}
 	name := "<unknown>"
@@ -222,9 +224,17 @@ func (is *informerShard) Ignored(obj runtime.Object) {
 		name = m.GetNamespace() + "/" + m.GetName()
 	}
 	msg := fmt.Sprintf("the server ignored the shard selector %s (it sent %s, outside the shard): it lacks the ShardedListAndWatch feature; filtering on the client instead", sel, name)
-	if is.e.shardNotice.CompareAndSwap(nil, &msg) {
-		klog.Background().Info("Shard selector ignored by the server; filtering on the client", "informer", is.e.id, "selector", sel.String(), "object", name)
+	if is.notices.shard.CompareAndSwap(nil, &msg) {
+		klog.Background().Info("Shard selector ignored by the server; filtering on the client", "informer", is.id, "selector", sel.String(), "object", name)
 	}
+}
+
+// following reports whether the informer follows a membership: its shard
+// is the factory's membership, not a selector of its own
+// (ResourceOptions.ShardSelector or SetShardSelector).
+func (is *informerShard) following() bool {
+	src := is.current()
+	return src != nil && src.field != ""
 }
 
 // setSelector is SetShardSelector: before start, sel replaces the shard
@@ -233,7 +243,7 @@ func (is *informerShard) setSelector(sel apisharding.Selector) error {
 	is.mu.Lock()
 	defer is.mu.Unlock()
 	if is.started {
-		return fmt.Errorf("informer %s has already started; set its shard selector before Start", is.e.id)
+		return fmt.Errorf("informer %s has already started; set its shard selector before Start", is.id)
 	}
 	is.source = staticShard(sel, false)
 	return nil
@@ -250,20 +260,4 @@ func (is *informerShard) start() {
 // v0.38 on, and every informer of this factory.
 type shardSetter interface {
 	SetShardSelector(selector apisharding.Selector) error
-}
-
-// applyShard gives an informer built by InformerFor's newFunc, which the
-// factory's list/watch does not serve, the factory's shard through its own
-// SetShardSelector. Without that method (client-go before v0.38), or under
-// a membership, which a fixed selector cannot follow, it returns an error:
-// the informer must not run unsharded.
-func applyShard(informer cache.SharedIndexInformer, src *shardSource, option string) error {
-	setter, ok := informer.(shardSetter)
-	switch {
-	case src.field != "":
-		return fmt.Errorf("%s: an informer built by InformerFor's newFunc cannot follow a shard membership; use the generated accessors or ForResource", option)
-	case !ok:
-		return fmt.Errorf("%s: the informer %T built by InformerFor's newFunc has no SetShardSelector (client-go before v0.38), so it cannot be sharded", option, informer)
-	}
-	return setter.SetShardSelector(src.selector())
 }

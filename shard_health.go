@@ -55,7 +55,7 @@ import (
 func (f *sharedInformerFactory) shardHealth() error {
 	var problems []string
 	for _, e := range f.started() {
-		if !f.followsMembership(e) {
+		if e.shard == nil || !e.shard.following() {
 			continue
 		}
 		select {
@@ -63,10 +63,10 @@ func (f *sharedInformerFactory) shardHealth() error {
 			continue // stopped: Shutdown, its context ended, or refused
 		default:
 		}
-		if err := e.health.last(); err != nil {
+		if err := e.hooks.health.last(); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", e.id, err))
-		} else if e.gate != nil {
-			if err := e.gate.failure(); err != nil {
+		} else if e.hooks.gate != nil {
+			if err := e.hooks.gate.failure(); err != nil {
 				problems = append(problems, fmt.Sprintf("%s: the first watch failed: %v", e.id, err))
 			}
 		}
@@ -76,15 +76,4 @@ func (f *sharedInformerFactory) shardHealth() error {
 	}
 	slices.Sort(problems)
 	return errors.New("sharded informers failing: " + strings.Join(problems, "; "))
-}
-
-// followsMembership reports whether e's informer is sharded by the
-// factory's membership: its shard is the factory's, not one of its own
-// (ResourceOptions.ShardSelector or SetShardSelector). An informer built by
-// InformerFor's newFunc has none: under a membership it is refused.
-func (f *sharedInformerFactory) followsMembership(e *entry) bool {
-	if f.membership == nil || f.shard == nil || e.shard == nil {
-		return false
-	}
-	return e.shard.current() == f.shard
 }

@@ -24,12 +24,82 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kubeinformers/informers/internal/listwatch"
 )
 
 // This file reports on the factory's informers without making a request:
-// Ready, SyncStatus and Notices, and the per-informer health they read.
+// Ready, SyncStatus and Notices, and the hooks of each informer they read.
+
+// hooks are what one informer reports to: the health of its sources, the
+// sync gate of its first watches (informer.go) and its notices. The
+// factory makes them for each informer (newHooks) and hands them to the
+// build step, which wires them into every list/watch (wire) and watch
+// error handler (watchErrors) of the informer; Ready, SyncStatus, Notices,
+// WaitForCacheSync and the membership's health check read them. A new
+// kind of report (metrics, say) is a field here, set up in newHooks and
+// wired in wire.
+type hooks struct {
+	health  health
+	gate    *syncGate // nil for an informer built by InformerFor's newFunc
+	notices notices
+}
+
+// newHooks returns the hooks of the informer of spec.
+func newHooks(spec *informerSpec) *hooks {
+	h := &hooks{}
+	if spec.newInformer == nil {
+		h.gate = newSyncGate(spec.namespaces)
+	}
+	return h
+}
+
+// wire sets the hooks of one of the informer's list/watch sources (a
+// namespace, named only where there are several).
+func (h *hooks) wire(cfg *listwatch.Config, source string) {
+	cfg.Observe = func(err error) { h.health.observe(source, err) }
+	cfg.Watched = h.gate.watched(cfg.Namespace)
+	cfg.Notice = func(msg string) { h.notices.list.CompareAndSwap(nil, &msg) }
+}
+
+// watchErrors records the errors of an informer's watch stream, which
+// reach the handler rather than the list/watch calls, for Ready; and logs
+// them as client-go does.
+func (h *hooks) watchErrors(id InformerID, informer cache.SharedIndexInformer, source string) {
+	if err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		h.health.observe(source, err)
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	}); err != nil {
+		// Only a running informer refuses, and a new one is not running;
+		// without the handler Ready just knows less.
+		klog.Background().Error(err, "Cannot watch the errors of an informer", "informer", id)
+	}
+}
+
+// notices are the conditions an informer reports once each, for Notices.
+type notices struct {
+	// shard says that the server ignored the shard selector (shard.go).
+	shard atomic.Pointer[string]
+	// list says that an informer meant to stream lists instead
+	// (internal/listwatch).
+	list atomic.Pointer[string]
+}
+
+// all returns the informer's notices so far.
+func (n *notices) all() []string {
+	var out []string
+	for _, p := range []*atomic.Pointer[string]{&n.shard, &n.list} {
+		if msg := p.Load(); msg != nil {
+			out = append(out, *msg)
+		}
+	}
+	return out
+}
 
 // health is the last error each of an informer's list/watch sources (one
 // per namespace) got, until a later list or watch of it succeeds.
@@ -106,7 +176,7 @@ func (f *sharedInformerFactory) Ready() error {
 	for _, e := range f.started() {
 		if !e.informer.HasSynced() {
 			problems = append(problems, describe(e))
-		} else if err := e.health.last(); err != nil {
+		} else if err := e.hooks.health.last(); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: failing: %v", e.id, err))
 		}
 	}
@@ -123,12 +193,12 @@ func describe(e *entry) string {
 	if e.refused != nil {
 		return fmt.Sprintf("%s: %v", e.id, e.refused)
 	}
-	if e.gate != nil {
-		if err := e.gate.failure(); err != nil {
+	if e.hooks.gate != nil {
+		if err := e.hooks.gate.failure(); err != nil {
 			return fmt.Sprintf("%s: not synced: the first watch failed: %v", e.id, err)
 		}
 	}
-	if err := e.health.last(); err != nil {
+	if err := e.hooks.health.last(); err != nil {
 		return fmt.Sprintf("%s: not synced: %v", e.id, err)
 	}
 	return fmt.Sprintf("%s: not synced", e.id)
@@ -143,11 +213,8 @@ func (f *sharedInformerFactory) Notices() []string {
 	defer f.lock.Unlock()
 	var out []string
 	for _, e := range f.all() {
-		if msg := e.shardNotice.Load(); msg != nil {
-			out = append(out, fmt.Sprintf("%s: %s", e.id, *msg))
-		}
-		if msg := e.listNotice.Load(); msg != nil {
-			out = append(out, fmt.Sprintf("%s: %s", e.id, *msg))
+		for _, msg := range e.hooks.notices.all() {
+			out = append(out, fmt.Sprintf("%s: %s", e.id, msg))
 		}
 	}
 	out = append(out, f.unservedOptions()...)

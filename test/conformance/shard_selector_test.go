@@ -320,11 +320,8 @@ func TestShardSelectorEcho(t *testing.T) {
 	}
 }
 
-// TestShardSelectorBadInput: the shard options exclude each other, and a
-// resource's ShardSelector cannot be combined with its deprecated Shard.
+// TestShardSelectorBadInput: the shard options exclude each other.
 func TestShardSelectorBadInput(t *testing.T) {
-	uidHalf, _ := sharding.ForShard(sharding.FieldUID, 0, 2)
-	pods := corev1.SchemeGroupVersion.WithResource("pods")
 	for _, tc := range []struct {
 		name string
 		opts []informers.SharedInformerOption
@@ -333,8 +330,6 @@ func TestShardSelectorBadInput(t *testing.T) {
 		{"selector then WithShard", []informers.SharedInformerOption{informers.WithShardSelector(twoRanges()), informers.WithShard(0, 2)}, []string{"WithShard(0, 2)", "already sharded by WithShardSelector", "0xc000000000000000"}},
 		{"WithShard then selector", []informers.SharedInformerOption{informers.WithShard(0, 2), informers.WithShardSelector(twoRanges())}, []string{"WithShardSelector", "already sharded by WithShard(0, 2)"}},
 		{"nil selector then WithNamespaceShard", []informers.SharedInformerOption{informers.WithShardSelector(nil), informers.WithNamespaceShard(0, 2)}, []string{"WithNamespaceShard(0, 2)", "WithShardSelector(nil)"}},
-		// The deprecated field is what this case is about.
-		{"Shard and ShardSelector", []informers.SharedInformerOption{informers.WithResourceOptions(pods, informers.ResourceOptions{Shard: &uidHalf, ShardSelector: twoRanges()})}, []string{"pods", "Shard", "ShardSelector", "both"}}, //nolint:staticcheck // SA1019: the deprecated Shard must still be checked
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := informers.New(fake.NewClientset(), 0, tc.opts...)

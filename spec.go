@@ -1,0 +1,271 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internalinterfaces"
+)
+
+// This file resolves everything that decides one informer into its spec,
+// before anything is built: the precedence of ResourceOptions over the
+// factory-wide options, the transform chain, the shard, and which informers
+// an invalid option refuses (fail closed). It is the only code that reads
+// the factory's option values for an informer; build.go reads only the
+// spec.
+
+// request is what a creation path (registry.go's adapters) asks for: which
+// informer, and where its objects come from.
+type request struct {
+	id InformerID
+	// namespaced is whether the resource lives in namespaces (true when not
+	// known, as for a custom resource).
+	namespaced bool
+	// group, when set, makes namespace and tweak the base of the
+	// informer's namespaces and requests: those a typed accessor's group
+	// was built with. Otherwise the factory's apply.
+	group     bool
+	namespace string
+	tweak     internalinterfaces.TweakListOptionsFunc
+	// requests returns the list and watch calls of a namespace; nil when
+	// there is no client, which missing then names.
+	requests func(namespace string) listwatch.Requests
+	missing  string
+	// client is what the requests go through: a fake client makes the
+	// informer list and watch rather than stream, as client-go's do.
+	client  any
+	example runtime.Object
+	// typed wraps the built informer in its type-safe form, which the
+	// factory then shares; nil for the dynamic and metadata forms.
+	typed func(cache.SharedIndexInformer) cache.SharedIndexInformer
+	// newInformer, if set, builds the informer instead of the factory's
+	// list and watch: InformerFor's newFunc.
+	newInformer func(resync time.Duration) cache.SharedIndexInformer
+	// refused is a reason not to run that the creation path found (Bind).
+	refused error
+}
+
+// informerSpec is everything that decides one informer, resolved once from
+// the request and the options. The build step (build.go) reads nothing
+// else.
+type informerSpec struct {
+	// Identity and form, and where the objects come from.
+	id          InformerID
+	client      any
+	example     runtime.Object
+	requests    func(namespace string) listwatch.Requests
+	missing     string
+	typed       func(cache.SharedIndexInformer) cache.SharedIndexInformer
+	newInformer func(resync time.Duration) cache.SharedIndexInformer
+
+	// What it lists and how it caches: namespaces holds one "" for all
+	// namespaces (or a cluster-scoped resource), several for a composite
+	// informer.
+	namespaces []string
+	tweak      func(*metav1.ListOptions)
+	resync     time.Duration
+	indexers   cache.Indexers
+
+	// The transform chain, composed once. transform is the user's
+	// (WithTransform or ResourceOptions.Transform), then the lean one
+	// (WithLeanMemory). pretransform applies it to each page of a list
+	// as it arrives; departures, under a membership, makes a shard
+	// handover's deletions tombstones. informerTransform is what the
+	// informer is given: pretransform's, wrapped by departures.
+	transform         cache.TransformFunc
+	pretransform      *listwatch.Pretransform
+	departures        *listwatch.Departures
+	informerTransform cache.TransformFunc
+
+	// How it gets its initial state, and which shard it starts with (nil:
+	// not sharded); followsMembership is set when that shard is the one
+	// a Lease-based membership moves. shardOption names the option that
+	// set the shard, for errors.
+	listMode          listwatch.Mode
+	shard             *shardSource
+	followsMembership bool
+	shardOption       string
+
+	// identifier is its metrics identity (WithInformerName); refused, if
+	// set, is why it must not run: an invalid option that was meant to
+	// narrow what it lists, or what its creation path found wrong.
+	identifier cache.InformerNameAndResource
+	refused    error
+}
+
+// resolveSpec applies the options to a request, in this order: identity
+// and source, refusal, namespaces, requests, resync and indexers, shard,
+// transforms, list mode, identity for metrics.
+func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
+	resource := req.id.Resource
+	ro := f.resourceOptions[resource]
+	s := &informerSpec{
+		id: req.id, client: req.client, example: req.example, requests: req.requests, missing: req.missing,
+		typed: req.typed, newInformer: req.newInformer,
+	}
+	s.refused = f.refusal(resource, req.namespaced)
+	if req.refused != nil {
+		s.refused = errors.Join(req.refused, s.refused)
+	}
+
+	namespace, tweak := f.namespace, f.tweakListOptions
+	if req.group {
+		namespace, tweak = req.namespace, req.tweak
+	}
+	switch {
+	case !req.namespaced:
+		s.namespaces = []string{metav1.NamespaceAll}
+	case len(ro.Namespaces) > 0:
+		s.namespaces = slices.Clone(ro.Namespaces)
+	case len(f.namespaces) > 0 && namespace == metav1.NamespaceAll:
+		s.namespaces = slices.Clone(f.namespaces)
+	default:
+		s.namespaces = []string{namespace}
+	}
+	s.tweak = joinTweaks(tweak, ro)
+
+	s.resync = f.defaultResync
+	if period, ok := f.customResync[req.id.Type]; ok && req.id.Form == FormTyped {
+		s.resync = period
+	}
+	if ro.ResyncPeriod > 0 {
+		s.resync = ro.ResyncPeriod
+	}
+	s.indexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	maps.Copy(s.indexers, ro.Indexers)
+
+	switch {
+	case ro.ShardSelector != nil:
+		s.shard = staticShard(ro.ShardSelector, false) // nil for an empty one: unsharded
+		s.shardOption = fmt.Sprintf("WithResourceOptions(%v): ShardSelector %q", resource, ro.ShardSelector.String())
+	case f.shard != nil && f.shard.appliesTo(req.namespaced):
+		s.shard, s.shardOption = f.shard, f.shardOption
+		s.followsMembership = f.shard.field != ""
+	}
+	if s.followsMembership && s.newInformer != nil && s.refused == nil {
+		// A fixed selector cannot follow a membership: fail closed.
+		s.refused = fmt.Errorf("not started: %s: an informer built by InformerFor's newFunc cannot follow a shard membership; use the generated accessors or ForResource", s.shardOption)
+	}
+
+	user := f.transform
+	if ro.Transform != nil {
+		user = ro.Transform
+	}
+	s.transform = chainTransforms(user, f.leanTransform)
+	if s.newInformer == nil {
+		// The factory's own list and watch transform each page of a LIST
+		// as it arrives (internal/listwatch), so the informer is given
+		// the pretransform's Transform.
+		if s.transform != nil {
+			s.pretransform = listwatch.NewPretransform(s.transform)
+			s.informerTransform = s.pretransform.Transform
+		}
+		if s.followsMembership {
+			s.departures = &listwatch.Departures{}
+			s.informerTransform = s.departures.Transform(s.informerTransform)
+		}
+	}
+
+	mode := f.listMode
+	if ro.ListMode != ListModeAuto {
+		mode = ro.ListMode
+	}
+	s.listMode = listModes[mode]
+	if req.id.Form != FormMetadata {
+		// A metadata informer would take the typed informer's metrics
+		// identity when it came first; the typed one keeps it.
+		s.identifier = f.informerName.WithResource(resource)
+	}
+	return s
+}
+
+// joinTweaks returns the tweak of an informer's requests: the base one
+// (its group's or the factory's) first, then the resource's selectors,
+// appended (AND), then the resource's own tweak, which sees them all. It
+// returns nil when there is nothing to change.
+func joinTweaks(base internalinterfaces.TweakListOptionsFunc, ro ResourceOptions) func(*metav1.ListOptions) {
+	label, field, own := ro.LabelSelector, ro.FieldSelector, ro.TweakListOptions
+	if base == nil && label == "" && field == "" && own == nil {
+		return nil
+	}
+	return func(opts *metav1.ListOptions) {
+		if base != nil {
+			base(opts)
+		}
+		opts.LabelSelector = andSelectors(opts.LabelSelector, label)
+		opts.FieldSelector = andSelectors(opts.FieldSelector, field)
+		if own != nil {
+			own(opts)
+		}
+	}
+}
+
+// andSelectors joins two selectors in the syntax of metav1.ListOptions,
+// where a comma means AND.
+func andSelectors(a, b string) string {
+	switch {
+	case b == "":
+		return a
+	case a == "":
+		return b
+	}
+	return a + "," + b
+}
+
+// chainTransforms returns a transform that applies first, then second;
+// either may be nil.
+func chainTransforms(first, second cache.TransformFunc) cache.TransformFunc {
+	switch {
+	case first == nil:
+		return second
+	case second == nil:
+		return first
+	}
+	return func(obj any) (any, error) {
+		obj, err := first(obj)
+		if err != nil {
+			return nil, err
+		}
+		return second(obj)
+	}
+}
+
+// refusal joins the errors of the invalid narrowing options meant for the
+// informers of resource, or returns nil.
+func (f *sharedInformerFactory) refusal(resource schema.GroupVersionResource, namespaced bool) error {
+	var errs []error
+	for _, e := range f.optionErrs {
+		if e.refuses != nil && e.refuses(resource, namespaced) {
+			errs = append(errs, e.err)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("not started: an invalid option would have widened what it lists: %w", errors.Join(errs...))
+}
