@@ -347,18 +347,6 @@ func (f *sharedInformerFactory) checkScope(r *boundResource) error {
 	return errors.Join(errs...)
 }
 
-// request is what the factory is asked for to get the typed informer of
-// a bound resource: built as the built-in ones are.
-func (r *boundResource) request() request {
-	return request{
-		id:         InformerID{Form: FormTyped, Resource: r.resource, Type: r.typ},
-		namespaced: r.namespaced,
-		requests:   r.requests, missing: r.missing, client: r.client, example: r.example,
-		typed:   r.typed,
-		refused: r.refused,
-	}
-}
-
 // boundType returns the binding of a Go type, or nil.
 func (f *sharedInformerFactory) boundType(t reflect.Type) *boundResource {
 	f.lock.Lock()

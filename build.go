@@ -40,28 +40,93 @@ import (
 // same, request for request; test/conformance's differential test checks
 // that.
 
-// build makes the informer of spec, top to bottom: one informer per
-// namespace, each with its list/watch, hooks and transform; a composite
-// over them when there are several; the factory's wrapper (SetShardSelector
-// and a sync that waits for the first watch); the typed form. It returns
-// the informer, the shard it follows (nil for an informer built by
-// InformerFor's newFunc), and why it must not run, if the build found a
-// reason the spec could not.
+// build makes the informer of spec, top to bottom, and returns it, the
+// shard it follows (nil for an informer built by InformerFor's newFunc),
+// and why it must not run, if the build found a reason the spec could not.
+//
+// An informer built by InformerFor's newFunc is not served by the
+// factory's list and watch: only the watch errors, the transform and a
+// static shard, through the informer's own SetShardSelector, reach it.
+// Every other informer is one informer per namespace, each with its
+// list/watch, hooks and transform; a composite over them when there are
+// several; the factory's wrapper (SetShardSelector and a sync that waits
+// for the first watch); and its typed form.
 func build(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, *informerShard, error) {
 	if spec.newInformer != nil {
-		informer, err := buildWithNewFunc(spec, h)
-		return informer, nil, err
+		informer := spec.newInformer(spec.resync)
+		h.watchErrors(spec.id, informer, "")
+		if spec.transform != nil {
+			if err := informer.SetTransform(spec.transform); err != nil {
+				// SetTransform only fails on a running informer, which
+				// a fresh one never is; say so instead of dropping it.
+				klog.Background().Error(err, "Cannot set the factory transform", "informer", spec.id)
+			}
+		}
+		if spec.shard == nil || spec.refused != nil {
+			return informer, nil, nil
+		}
+		setter, ok := informer.(shardSetter)
+		if !ok {
+			// Fail closed: an informer that cannot be sharded does not
+			// run, rather than list everything.
+			return informer, nil, fmt.Errorf("not started: %s: the informer %T built by InformerFor's newFunc has no SetShardSelector (client-go before v0.38), so it cannot be sharded", spec.shardOption, informer)
+		}
+		if err := setter.SetShardSelector(spec.selector); err != nil {
+			return informer, nil, fmt.Errorf("not started: %w", err)
+		}
+		return informer, nil, nil
 	}
+
 	// One shard for all the informer's namespaces, which SetShardSelector
 	// may replace until the informer starts.
 	shard := &informerShard{id: spec.id, notices: &h.notices, source: spec.shard}
+	newOne := func(namespace string) cache.SharedIndexInformer {
+		// Errors name the namespace only where there are several.
+		source := ""
+		if len(spec.namespaces) > 1 {
+			source = namespace
+		}
+		// A shard handover reads the informer's cache (internal/listwatch).
+		var informer cache.SharedIndexInformer
+		cfg := listwatch.Config{
+			Resource:     spec.id.Resource,
+			Namespace:    namespace,
+			Requests:     spec.requests,
+			Missing:      spec.missing,
+			Tweak:        spec.tweak,
+			Shard:        shard,
+			Mode:         spec.listMode,
+			Client:       spec.client,
+			Pretransform: spec.pretransform,
+			Store:        func() cache.Store { return informer.GetStore() },
+			Example:      spec.example,
+			Departures:   spec.departures,
+		}
+		h.wire(&cfg, source)
+		informer = cache.NewSharedIndexInformerWithOptions(
+			cache.ToListWatcherWithWatchListSemantics(listwatch.New(cfg), spec.semantics),
+			spec.example,
+			cache.SharedIndexInformerOptions{
+				ResyncPeriod:      spec.resync,
+				Indexers:          maps.Clone(spec.indexers),
+				ObjectDescription: spec.id.Resource.String(),
+				Identifier:        spec.identifier,
+			})
+		h.watchErrors(spec.id, informer, source)
+		if spec.informerTransform != nil {
+			if err := informer.SetTransform(spec.informerTransform); err != nil {
+				klog.Background().Error(err, "Cannot set the factory transform", "informer", spec.id)
+			}
+		}
+		return informer
+	}
 	var informer cache.SharedIndexInformer
 	if len(spec.namespaces) == 1 {
-		informer = buildOne(spec, h, shard, spec.namespaces[0])
+		informer = newOne(spec.namespaces[0])
 	} else {
 		perNamespace := make(map[string]cache.SharedIndexInformer, len(spec.namespaces))
 		for _, ns := range spec.namespaces {
-			perNamespace[ns] = buildOne(spec, h, shard, ns)
+			perNamespace[ns] = newOne(ns)
 		}
 		informer = multinamespace.New(perNamespace)
 	}
@@ -70,77 +135,4 @@ func build(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, *informerSh
 		informer = spec.typed(informer)
 	}
 	return informer, shard, nil
-}
-
-// buildOne makes the informer of one of spec's namespaces.
-func buildOne(spec *informerSpec, h *hooks, shard *informerShard, namespace string) cache.SharedIndexInformer {
-	// Errors name the namespace only where there are several.
-	source := ""
-	if len(spec.namespaces) > 1 {
-		source = namespace
-	}
-	// A shard handover reads the informer's cache (internal/listwatch).
-	var informer cache.SharedIndexInformer
-	cfg := listwatch.Config{
-		Resource:     spec.id.Resource,
-		Namespace:    namespace,
-		Requests:     spec.requests,
-		Missing:      spec.missing,
-		Tweak:        spec.tweak,
-		Shard:        shard,
-		Mode:         spec.listMode,
-		Client:       spec.client,
-		Pretransform: spec.pretransform,
-		Store:        func() cache.Store { return informer.GetStore() },
-		Example:      spec.example,
-		Departures:   spec.departures,
-	}
-	h.wire(&cfg, source)
-	informer = cache.NewSharedIndexInformerWithOptions(
-		cache.ToListWatcherWithWatchListSemantics(listwatch.New(cfg), listwatch.Semantics(spec.client, cfg.Mode)),
-		spec.example,
-		cache.SharedIndexInformerOptions{
-			ResyncPeriod:      spec.resync,
-			Indexers:          maps.Clone(spec.indexers),
-			ObjectDescription: spec.id.Resource.String(),
-			Identifier:        spec.identifier,
-		})
-	h.watchErrors(spec.id, informer, source)
-	setTransform(spec.id, informer, spec.informerTransform)
-	return informer
-}
-
-// buildWithNewFunc makes the informer with InformerFor's newFunc, which
-// the factory's list and watch do not serve: only the watch errors, the
-// transform and a static shard, through the informer's own
-// SetShardSelector, reach it.
-func buildWithNewFunc(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, error) {
-	informer := spec.newInformer(spec.resync)
-	h.watchErrors(spec.id, informer, "")
-	setTransform(spec.id, informer, spec.transform)
-	if spec.shard == nil || spec.refused != nil {
-		return informer, nil
-	}
-	setter, ok := informer.(shardSetter)
-	if !ok {
-		// Fail closed: an informer that cannot be sharded does not run,
-		// rather than list everything.
-		return informer, fmt.Errorf("not started: %s: the informer %T built by InformerFor's newFunc has no SetShardSelector (client-go before v0.38), so it cannot be sharded", spec.shardOption, informer)
-	}
-	if err := setter.SetShardSelector(spec.shard.selector()); err != nil {
-		return informer, fmt.Errorf("not started: %w", err)
-	}
-	return informer, nil
-}
-
-// setTransform gives a new informer its transform, if any.
-func setTransform(id InformerID, informer cache.SharedIndexInformer, transform cache.TransformFunc) {
-	if transform == nil {
-		return
-	}
-	if err := informer.SetTransform(transform); err != nil {
-		// SetTransform only fails on a running informer, which a fresh
-		// one never is; say so instead of dropping it.
-		klog.Background().Error(err, "Cannot set the factory transform", "informer", id)
-	}
 }

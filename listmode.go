@@ -19,7 +19,6 @@ package informers
 import (
 	"fmt"
 
-
 	"github.com/kubeinformers/informers/internal/listwatch"
 )
 

@@ -22,24 +22,15 @@ import (
 	"fmt"
 	"reflect"
 	"sync/atomic"
-	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubeinformers/informers/internal/accessor"
-	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
 // This file holds the registry: every informer the factory holds, as an
-// entry, and how they are named (InformerID); and the one get-or-build
-// path, informerFor, of which every creation path is a thin adapter that
-// says what it asks for (a request): the typed accessors (ResolveTyped),
-// InformerFor, ForResource and ForMetadata (resources.go) and the bound
-// types (bind.go). Resolving a request into a spec is spec.go, building
-// the informer build.go, running and stopping it run.go, reporting on it
-// status.go.
+// entry, and how they are named (InformerID). Creating them is create.go,
+// running and stopping them run.go, reporting on them status.go.
 
 // Form is how an informer holds its objects.
 type Form string
@@ -113,81 +104,6 @@ type entry struct {
 	// own context so that RemoveInformer can stop it alone.
 	cancel context.CancelCauseFunc
 	done   chan struct{}
-}
-
-// informerFor is the one get-or-build path: it returns the entry of the
-// informer req asks for, and on first use resolves its spec (spec.go),
-// makes its hooks (status.go), builds it (build.go) and registers it.
-func (f *sharedInformerFactory) informerFor(req request) *entry {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	if e := f.lookup(req.id); e != nil {
-		return e
-	}
-	spec := f.resolveSpec(req)
-	h := newHooks(spec)
-	informer, shard, refused := build(spec, h)
-	e := &entry{id: spec.id, informer: informer, hooks: h, shard: shard, refused: spec.refused}
-	if e.refused == nil {
-		e.refused = refused
-	}
-	// Register: typed informers also by Go type, which InformerFor and
-	// WaitForCacheSync speak.
-	if e.id.Resource.Resource != "" {
-		f.entries[registryKey{form: e.id.Form, resource: e.id.Resource}] = e
-	}
-	if e.id.Form == FormTyped && e.id.Type != nil {
-		f.byType[e.id.Type] = e
-	}
-	return e
-}
-
-// lookup returns the entry of id, or nil; the caller holds f.lock.
-func (f *sharedInformerFactory) lookup(id InformerID) *entry {
-	if id.Form == FormTyped {
-		return f.byType[id.Type]
-	}
-	return f.entries[registryKey{form: id.Form, resource: id.Resource}]
-}
-
-// InformerFor returns the shared informer for obj's type. The first call
-// for a type builds it with newFunc, the type's resync period and the
-// factory's transform, if any; for a built-in type, its [ResourceOptions]
-// decide both. The accessors share the informer it returns, whichever
-// comes first. For a type bound with the generated New(factory, client),
-// it is the bound typed informer, and newFunc is not called.
-//
-// Like client-go, it still builds informers after Shutdown, but Start no
-// longer runs them.
-func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
-	informerType := reflect.TypeOf(obj)
-	if r := f.boundType(informerType); r != nil {
-		return f.informerFor(r.request()).informer
-	}
-	// typeResources names the resource of a built-in type, so that its
-	// options apply and RemoveInformer and Ready can name it.
-	return f.informerFor(request{
-		id:         InformerID{Form: FormTyped, Resource: typeResources[informerType], Type: informerType},
-		namespaced: true,
-		newInformer: func(resync time.Duration) cache.SharedIndexInformer {
-			return newFunc(f.client, resync)
-		},
-	}).informer
-}
-
-// ResolveTyped implements [accessor.Resolver]: it is InformerFor for the
-// generated accessors, which also say which resource they serve and how to
-// list and watch it.
-func (f *sharedInformerFactory) ResolveTyped(req *accessor.Request) (cache.SharedIndexInformer, *atomic.Bool) {
-	cfg := accessor.TypedListWatch(f.client, req.Resource, "", req.Requests)
-	e := f.informerFor(request{
-		id:         InformerID{Form: FormTyped, Resource: req.Resource, Type: reflect.TypeOf(req.Example)},
-		namespaced: IsNamespaced(req.Resource),
-		group:      true, namespace: req.Namespace, tweak: req.Tweak,
-		requests: cfg.Requests, missing: cfg.Missing, client: f.client, example: req.Example,
-		typed: req.Typed,
-	})
-	return e.informer, &e.removed
 }
 
 // registryKey is the key of the registry's main index.

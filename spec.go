@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
@@ -102,13 +103,18 @@ type informerSpec struct {
 	departures        *listwatch.Departures
 	informerTransform cache.TransformFunc
 
-	// How it gets its initial state, and which shard it starts with (nil:
-	// not sharded); followsMembership is set when that shard is the one
-	// a Lease-based membership moves. shardOption names the option that
-	// set the shard, for errors.
-	listMode          listwatch.Mode
+	// How it gets its initial state: listMode, and semantics, what the
+	// reflector learns from the ListerWatcher about the watch-list stream.
+	listMode  listwatch.Mode
+	semantics any
+
+	// The shard it starts with (nil: not sharded); followsMembership is
+	// set when that shard is the one a Lease-based membership moves, and
+	// selector is a static shard's selector. shardOption names the option
+	// that set the shard, for errors.
 	shard             *shardSource
 	followsMembership bool
+	selector          apisharding.Selector
 	shardOption       string
 
 	// identifier is its metrics identity (WithInformerName); refused, if
@@ -119,8 +125,10 @@ type informerSpec struct {
 }
 
 // resolveSpec applies the options to a request, in this order: identity
-// and source, refusal, namespaces, requests, resync and indexers, shard,
-// transforms, list mode, identity for metrics.
+// and source, refusal, namespaces and requests, resync and indexers, the
+// user's and the lean transform, list mode and metrics identity; then the
+// shard; then what the list/watch layer makes of them (the per-page
+// pretransform, the departures wrapper, the stream semantics).
 func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
 	resource := req.id.Resource
 	ro := f.resourceOptions[resource]
@@ -159,6 +167,23 @@ func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
 	s.indexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	maps.Copy(s.indexers, ro.Indexers)
 
+	user := f.transform
+	if ro.Transform != nil {
+		user = ro.Transform
+	}
+	s.transform = chainTransforms(user, f.leanTransform)
+
+	mode := f.listMode
+	if ro.ListMode != ListModeAuto {
+		mode = ro.ListMode
+	}
+	s.listMode = listModes[mode]
+	if req.id.Form != FormMetadata {
+		// A metadata informer would take the typed informer's metrics
+		// identity when it came first; the typed one keeps it.
+		s.identifier = f.informerName.WithResource(resource)
+	}
+
 	switch {
 	case ro.ShardSelector != nil:
 		s.shard = staticShard(ro.ShardSelector, false) // nil for an empty one: unsharded
@@ -167,16 +192,15 @@ func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
 		s.shard, s.shardOption = f.shard, f.shardOption
 		s.followsMembership = f.shard.field != ""
 	}
-	if s.followsMembership && s.newInformer != nil && s.refused == nil {
+	switch {
+	case s.shard == nil:
+	case !s.followsMembership:
+		s.selector = s.shard.selector()
+	case s.newInformer != nil && s.refused == nil:
 		// A fixed selector cannot follow a membership: fail closed.
 		s.refused = fmt.Errorf("not started: %s: an informer built by InformerFor's newFunc cannot follow a shard membership; use the generated accessors or ForResource", s.shardOption)
 	}
 
-	user := f.transform
-	if ro.Transform != nil {
-		user = ro.Transform
-	}
-	s.transform = chainTransforms(user, f.leanTransform)
 	if s.newInformer == nil {
 		// The factory's own list and watch transform each page of a LIST
 		// as it arrives (internal/listwatch), so the informer is given
@@ -189,17 +213,7 @@ func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
 			s.departures = &listwatch.Departures{}
 			s.informerTransform = s.departures.Transform(s.informerTransform)
 		}
-	}
-
-	mode := f.listMode
-	if ro.ListMode != ListModeAuto {
-		mode = ro.ListMode
-	}
-	s.listMode = listModes[mode]
-	if req.id.Form != FormMetadata {
-		// A metadata informer would take the typed informer's metrics
-		// identity when it came first; the typed one keeps it.
-		s.identifier = f.informerName.WithResource(resource)
+		s.semantics = listwatch.Semantics(s.client, s.listMode)
 	}
 	return s
 }

@@ -1,0 +1,131 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"reflect"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/accessor"
+	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internalinterfaces"
+)
+
+// This file creates the factory's informers: informerFor is the one
+// get-or-build path, and every creation path is a thin adapter that says
+// what it asks for (a request): the typed accessors (ResolveTyped),
+// InformerFor, the bound types of Bind (boundResource.request), and
+// ForResource and ForMetadata (resources.go). On first use informerFor
+// resolves the request into a spec (spec.go), makes the hooks the informer
+// reports to (status.go), builds it (build.go) and registers it
+// (registry.go).
+
+// informerFor is the one get-or-build path: it returns the entry of the
+// informer req asks for, and on first use resolves its spec (spec.go),
+// makes its hooks (status.go), builds it (build.go) and registers it.
+func (f *sharedInformerFactory) informerFor(req request) *entry {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	if e := f.lookup(req.id); e != nil {
+		return e
+	}
+	spec := f.resolveSpec(req)
+	h := newHooks(spec)
+	informer, shard, refused := build(spec, h)
+	e := &entry{id: spec.id, informer: informer, hooks: h, shard: shard, refused: spec.refused}
+	if e.refused == nil {
+		e.refused = refused
+	}
+	// Register it: typed informers also by Go type, which InformerFor and
+	// WaitForCacheSync speak.
+	if e.id.Resource.Resource != "" {
+		f.entries[registryKey{form: e.id.Form, resource: e.id.Resource}] = e
+	}
+	if e.id.Form == FormTyped && e.id.Type != nil {
+		f.byType[e.id.Type] = e
+	}
+	return e
+}
+
+// lookup returns the entry of id, or nil; the caller holds f.lock.
+func (f *sharedInformerFactory) lookup(id InformerID) *entry {
+	if id.Form == FormTyped {
+		return f.byType[id.Type]
+	}
+	return f.entries[registryKey{form: id.Form, resource: id.Resource}]
+}
+
+// InformerFor returns the shared informer for obj's type. The first call
+// for a type builds it with newFunc, the type's resync period and the
+// factory's transform, if any; for a built-in type, its [ResourceOptions]
+// decide both. The accessors share the informer it returns, whichever
+// comes first. For a type bound with the generated New(factory, client),
+// it is the bound typed informer, and newFunc is not called.
+//
+// Like client-go, it still builds informers after Shutdown, but Start no
+// longer runs them.
+func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
+	informerType := reflect.TypeOf(obj)
+	if r := f.boundType(informerType); r != nil {
+		return f.informerFor(r.request()).informer
+	}
+	// typeResources names the resource of a built-in type, so that its
+	// options apply and RemoveInformer and Ready can name it.
+	return f.informerFor(request{
+		id:         InformerID{Form: FormTyped, Resource: typeResources[informerType], Type: informerType},
+		namespaced: true,
+		newInformer: func(resync time.Duration) cache.SharedIndexInformer {
+			return newFunc(f.client, resync)
+		},
+	}).informer
+}
+
+// ResolveTyped implements [accessor.Resolver]: it is InformerFor for the
+// generated accessors, which also say which resource they serve and how to
+// list and watch it.
+func (f *sharedInformerFactory) ResolveTyped(req *accessor.Request) (cache.SharedIndexInformer, *atomic.Bool) {
+	r := request{
+		id:         InformerID{Form: FormTyped, Resource: req.Resource, Type: reflect.TypeOf(req.Example)},
+		namespaced: IsNamespaced(req.Resource),
+		group:      true, namespace: req.Namespace, tweak: req.Tweak,
+		missing: "the kubernetes.Interface is nil", client: f.client, example: req.Example,
+		typed: req.Typed,
+	}
+	if f.client != nil {
+		client, requests := f.client, req.Requests
+		r.requests = func(ns string) listwatch.Requests { return requests(client, ns) }
+	}
+	e := f.informerFor(r)
+	return e.informer, &e.removed
+}
+
+
+// request is what the factory is asked for to get the typed informer of
+// a bound resource: built as the built-in ones are.
+func (r *boundResource) request() request {
+	return request{
+		id:         InformerID{Form: FormTyped, Resource: r.resource, Type: r.typ},
+		namespaced: r.namespaced,
+		requests:   r.requests, missing: r.missing, client: r.client, example: r.example,
+		typed:   r.typed,
+		refused: r.refused,
+	}
+}
