@@ -117,7 +117,6 @@ func (f *sharedInformerFactory) ResolveTyped(req *accessor.Request) (cache.Share
 	return e.informer, &e.removed
 }
 
-
 // request is what the factory is asked for to get the typed informer of
 // a bound resource: built as the built-in ones are.
 func (r *boundResource) request() request {
