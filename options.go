@@ -26,7 +26,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
@@ -36,12 +35,13 @@ import (
 	"github.com/kubeinformers/informers/sharding"
 )
 
-// This file holds every factory-wide option and the values they set
-// (factoryOptions). An option records its value here and nothing else;
-// settings.go turns the values into each informer's settings. Adding an
-// option means a field and a function here, and its rule in settingsFor.
-// ResourceOptions, the per-resource ones, are in resource_options.go, and
-// the lean-memory options with their transforms in lean.go.
+// This file holds the factory-wide options and the values they set
+// (factoryOptions). An option records its value and nothing else; spec.go
+// turns the values into each informer's spec. Adding an option means a
+// field here, its function (here, or in the file of its concern), and its
+// rule in resolveSpec. Options of one concern live with it:
+// ResourceOptions in resource_options.go, the shard options in shard.go,
+// WithListMode in listmode.go, the lean-memory options in lean.go.
 
 // SharedInformerOption configures a factory at construction. Pass options
 // to [NewSharedInformerFactoryWithOptions] or [New].
@@ -124,15 +124,6 @@ var (
 	everyInformer       = func(schema.GroupVersionResource, bool) bool { return true }
 	namespacedInformers = func(_ schema.GroupVersionResource, namespaced bool) bool { return namespaced }
 )
-
-// shardedInformers are the informers a shard on field applies to: all of
-// them, but only the namespaced ones for the namespace hash.
-func shardedInformers(field sharding.Field) func(schema.GroupVersionResource, bool) bool {
-	if field == sharding.FieldNamespace {
-		return namespacedInformers
-	}
-	return everyInformer
-}
 
 func informersOf(resource schema.GroupVersionResource) func(schema.GroupVersionResource, bool) bool {
 	return func(r schema.GroupVersionResource, _ bool) bool { return r == resource }
@@ -303,128 +294,6 @@ func WithMetadataClient(client metadata.Interface) SharedInformerOption {
 		factory.metadataClient = client
 		return factory
 	}
-}
-
-// WithShardSelector shards every informer of the factory, of every form and
-// in every namespace, by shardSelector, as client-go v0.38's option of the
-// same name: each list and watch sends shardSelector.String() exactly as
-// given, and each informer keeps only the objects the selector matches,
-// also when the server ignores it (see [Factory.Notices]). shard.go says
-// how it relates to the other shard options.
-//
-// A nil or empty selector ([apisharding.Everything]) means no sharding.
-// Giving it together with [WithShard], [WithNamespaceShard] or
-// [WithShardMembership] is an error from [New]. A selector the server
-// rejects (for example one with two keys) leaves the informers unsynced,
-// and [Factory.Ready] names each with the server's message.
-func WithShardSelector(shardSelector apisharding.Selector) SharedInformerOption {
-	return func(factory *sharedInformerFactory) *sharedInformerFactory {
-		option := "WithShardSelector(nil)"
-		if shardSelector != nil {
-			option = fmt.Sprintf("WithShardSelector(%q)", shardSelector.String())
-		}
-		factory.setShard(option, staticShard(shardSelector, false), everyInformer)
-		return factory
-	}
-}
-
-// WithShard shards every informer of the factory by the hash of
-// object.metadata.uid: the informers of replica index (0-based) of count
-// cache only the objects in that replica's even slice of the hash space.
-// It is [WithShardSelector] with the selector of
-// sharding.NewShardRangeSelector("object.metadata.uid", index, count) of
-// apimachinery v0.38 ([sharding.ForShard] here), byte for byte. A count
-// below 1, or an index outside [0, count), is an error from [New]; under
-// the other constructors no informer runs.
-func WithShard(index, count int) SharedInformerOption {
-	return withStaticShard("WithShard", sharding.FieldUID, index, count)
-}
-
-// WithNamespaceShard is [WithShard] by the hash of the object's namespace,
-// so that all objects of a namespace land on one replica. Unlike
-// [WithShardSelector] with the same selector, it leaves cluster-scoped
-// informers unsharded: their objects have no namespace, and would all land
-// on one replica.
-func WithNamespaceShard(index, count int) SharedInformerOption {
-	return withStaticShard("WithNamespaceShard", sharding.FieldNamespace, index, count)
-}
-
-func withStaticShard(option string, field sharding.Field, index, count int) SharedInformerOption {
-	return func(factory *sharedInformerFactory) *sharedInformerFactory {
-		option := fmt.Sprintf("%s(%d, %d)", option, index, count)
-		nsOnly := field == sharding.FieldNamespace
-		refuses := shardedInformers(field)
-		sel, err := sharding.ForShard(field, index, count)
-		if err != nil {
-			factory.invalidNarrowing(fmt.Errorf("%s: %w", option, err), refuses)
-			return factory
-		}
-		factory.setShard(option, staticShard(sel.APISelector(), nsOnly), refuses)
-		return factory
-	}
-}
-
-// WithShardMembership shards every informer of the factory by the ranges a
-// Lease-based [sharding.Membership] assigns this replica, on field (the
-// UID or the namespace hash). When the membership changes, each informer
-// hands over inside its watch, without listing again: it lists only the
-// ranges gained, delivered to handlers as adds, and delivers the objects
-// of the ranges given up as deletes (cache.DeletedFinalStateUnknown, as a
-// relist would); events of the ranges kept keep flowing. Until the first
-// assignment, and while the replica owns no range, the informers cache
-// nothing and send no request. As with [WithNamespaceShard], field
-// [sharding.FieldNamespace] leaves cluster-scoped informers unsharded.
-//
-// The caller starts the membership (m.Start) and stops it (m.Stop) around
-// the factory's life; the factory follows its assignments from Start on.
-// When the membership stops, by Stop or because its context ended, the
-// factory owns nothing from then on: its objects leave as deletes and its
-// sharded informers send no further request. So the order of shutdown is
-// free; m.Stop before the factory's Shutdown is the graceful one (the
-// Lease is released and the others take over at once), and after a
-// canceled context the others take over at the Lease's expiry.
-//
-// A replica that cannot serve its share gives it up: the factory registers
-// a health check with m ([sharding.Membership.AddHealthCheck]) that fails
-// while any informer following the membership is failing (what
-// [Factory.Ready] reports: a list or watch that fails, such as a resource
-// that is forbidden or does not exist). Once it has failed at every
-// renewal for [sharding.MembershipConfig.HealthGrace] (by default the
-// lease duration), the replica publishes itself not ready and the others
-// take its ranges; it takes a share again at the first renewal at which
-// the check passes. If every replica fails, none gives up its share. The
-// rule and its bounds are in the Health section of [sharding.Membership].
-func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInformerOption {
-	return func(factory *sharedInformerFactory) *sharedInformerFactory {
-		const option = "WithShardMembership"
-		refuses := shardedInformers(field)
-		if m == nil {
-			factory.invalidNarrowing(errors.New("WithShardMembership: the *sharding.Membership is nil"), refuses)
-			return factory
-		}
-		if err := field.Validate(); err != nil {
-			factory.invalidNarrowing(fmt.Errorf("%s: %w", option, err), refuses)
-			return factory
-		}
-		src := membershipShard(field)
-		if factory.setShard(option, src, refuses) {
-			factory.membership = m
-			m.AddHealthCheck(factory.shardHealth)
-		}
-		return factory
-	}
-}
-
-// setShard makes src (nil: no sharding) the factory-wide shard, given by
-// option. A second shard option is an error: combining two would either
-// widen or silently narrow what the first asked for.
-func (o *factoryOptions) setShard(option string, src *shardSource, refuses func(schema.GroupVersionResource, bool) bool) bool {
-	if o.shardOption != "" {
-		o.invalidNarrowing(fmt.Errorf("%s: the factory is already sharded by %s; give one of WithShardSelector, WithShard, WithNamespaceShard and WithShardMembership", option, o.shardOption), refuses)
-		return false
-	}
-	o.shardOption, o.shard = option, src
-	return true
 }
 
 func compareResources(a, b schema.GroupVersionResource) int {

@@ -306,7 +306,7 @@ func NewMembership(cfg MembershipConfig) (*Membership, error) {
 //
 // Contiguous equal ranges were chosen over rendezvous hashing of many small
 // slots: each member's shard is one shardRange clause (the shortest
-// selector and exactly what a static WithShard(i, n) sends), and shards are
+// selector and exactly what a static WithShard(field, i, n) sends), and shards are
 // equal to within one hash value, so memory per replica is 1/n. The price
 // is movement: a join or leave shifts the boundaries of most members, so
 // about half of the space changes owner and each member relists once. Joins

@@ -29,8 +29,8 @@ import (
 // This file needs apimachinery v0.38 or later (NewShardRangeSelector): the
 // next lane (hack/next.sh) runs it with -tags kubeinformers_next.
 
-// TestForShardIsNewShardRangeSelector: the selector of WithShard(i, n) and
-// WithNamespaceShard(i, n), sharding.ForShard, is byte for byte the one of
+// TestForShardIsNewShardRangeSelector: the selector of WithShard(field, i, n),
+// sharding.ForShard, is byte for byte the one of
 // apimachinery's NewShardRangeSelector, ranges and string, for every shard
 // of every count up to 64 and a few large ones, on both keys.
 func TestForShardIsNewShardRangeSelector(t *testing.T) {

@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/sharding"
 )
 
 // The parent hands the child its job through the environment, so that the
@@ -240,7 +241,7 @@ func measure(res *result) error {
 }
 
 // childRunner returns what builds the child's informer: a variant, or for
-// the shard benchmark this library with WithShard(index, count).
+// the shard benchmark this library with WithShard(field, index, count).
 func childRunner(res *result) (func(context.Context, *rest.Config) (*running, error), error) {
 	if spec := os.Getenv(envShard); spec != "" {
 		if res.Variant != shardVariant {
@@ -254,7 +255,7 @@ func childRunner(res *result) (func(context.Context, *rest.Config) (*running, er
 		}
 		res.Shard, res.Shards = index, count
 		return func(ctx context.Context, cfg *rest.Config) (*running, error) {
-			return runOurs(ctx, cfg, informers.WithShard(index, count))
+			return runOurs(ctx, cfg, informers.WithShard(sharding.FieldUID, index, count))
 		}, nil
 	}
 	name, _ := splitRun(res.Variant)

@@ -19,7 +19,7 @@ limitations under the License.
 // client-go's informers, this library's with and without the lean-memory
 // options, a metadata-only informer, controller-runtime's cache and a bare
 // LIST as the floor. With -shards it measures instead the replicas of a
-// statically sharded informer (WithShard(i, S)) against the unsharded one
+// statically sharded informer (WithShard(field, i, S)) against the unsharded one
 // (shards.go). Run it through hack/bench-scale.sh.
 //
 // Each measurement runs in a fresh child process (this binary again, with
@@ -94,7 +94,7 @@ func parseFlags(args []string) (*config, error) {
 	repeats := fs.Int("repeats", 3, "measurements per variant and count, 1..50 (the median is reported)")
 	deadline := fs.Duration("deadline", 5*time.Minute, "time a variant may take to sync before it is reported as failed")
 	profile := fs.String("profile", "", "after the measured runs, run each variant once more with pprof CPU and heap profiles written into this directory")
-	shards := fs.String("shards", "", "comma-separated shard counts, each 1..64: run the shard benchmark instead of the variants (every replica of WithShard(i, S) in its own process, and the unsharded reference) at one N (default 10000); it writes its own section of BENCHMARKS.md")
+	shards := fs.String("shards", "", "comma-separated shard counts, each 1..64: run the shard benchmark instead of the variants (every replica of WithShard(sharding.FieldUID, i, S) in its own process, and the unsharded reference) at one N (default 10000); it writes its own section of BENCHMARKS.md")
 	modes := fs.String("modes", "stream,list", "comma-separated list modes each variant runs in: "+strings.Join(allModes, ",")+" (modes.go)")
 	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant as a stream and the main ones as a LIST, then 2 shards; checks counts, that the lean cache and the lean peak are smaller and that the shards are disjoint and cover N; writes nothing")
 	write := fs.Bool("write", true, "update BENCHMARKS.md and the plots (never with -smoke)")

@@ -17,7 +17,7 @@ limitations under the License.
 package main
 
 // The shard benchmark: per-replica memory and time to sync of this library
-// with WithShard(i, S), for each shard count S, against the same informer
+// with WithShard(field, i, S), for each shard count S, against the same informer
 // without a shard option. Every replica is measured alone in a fresh child
 // process, as a replica of a sharded controller runs in its own process.
 

@@ -59,7 +59,7 @@ const (
 )
 
 // The shard benchmark runs "ours" as its unsharded reference, and each
-// replica as shardVariant: "ours" plus WithShard(index, count) (child.go).
+// replica as shardVariant: "ours" plus WithShard(field, index, count) (child.go).
 const (
 	unshardedVariant = "ours"
 	shardVariant     = "ours-shard"

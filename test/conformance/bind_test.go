@@ -485,7 +485,7 @@ func TestBoundSharding(t *testing.T) {
 	var union []string
 	for i := range 3 {
 		crd := crdfake.NewSimpleClientset(objs...)
-		factory, view := boundFactory(t, fake.NewClientset(), crd, informers.WithShard(i, 3))
+		factory, view := boundFactory(t, fake.NewClientset(), crd, informers.WithShard(sharding.FieldUID, i, 3))
 		lister := view.Gadgets().V1().Gadgets().Lister()
 		stop := start(ctx, factory)
 		mustSync(t, ctx, factory)

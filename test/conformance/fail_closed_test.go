@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/sharding"
 )
 
 // requestLog records every list and watch a fake clientset serves, with
@@ -93,10 +94,10 @@ func TestFailClosed(t *testing.T) {
 		{"WithNamespace and WithNamespaces", []informers.SharedInformerOption{informers.WithNamespace("a"), informers.WithNamespaces("b")}, []string{"pods", "configmaps"}, []string{"nodes"}, "both given"},
 		{"a bad label selector", []informers.SharedInformerOption{informers.WithResourceOptions(pods, informers.ResourceOptions{LabelSelector: "app in (", Namespaces: []string{"a"}})}, []string{"pods"}, []string{"configmaps", "nodes"}, "LabelSelector"},
 		{"resource options given twice", []informers.SharedInformerOption{informers.WithResourceOptions(pods, informers.ResourceOptions{LabelSelector: "app=web"}), informers.WithResourceOptions(pods, informers.ResourceOptions{LabelSelector: "app=db"})}, []string{"pods"}, []string{"configmaps", "nodes"}, "given twice"},
-		{"WithShard(3, 3)", []informers.SharedInformerOption{informers.WithShard(3, 3)}, []string{"pods", "configmaps", "nodes"}, nil, "WithShard(3, 3)"},
-		{"WithNamespaceShard(0, 0)", []informers.SharedInformerOption{informers.WithNamespaceShard(0, 0)}, []string{"pods", "configmaps"}, []string{"nodes"}, "WithNamespaceShard(0, 0)"},
+		{"WithShard(sharding.FieldUID, 3, 3)", []informers.SharedInformerOption{informers.WithShard(sharding.FieldUID, 3, 3)}, []string{"pods", "configmaps", "nodes"}, nil, "WithShard(sharding.FieldUID, 3, 3)"},
+		{"WithShard(sharding.FieldNamespace, 0, 0)", []informers.SharedInformerOption{informers.WithShard(sharding.FieldNamespace, 0, 0)}, []string{"pods", "configmaps"}, []string{"nodes"}, "WithShard(sharding.FieldNamespace, 0, 0)"},
 		{"a nil membership", []informers.SharedInformerOption{informers.WithShardMembership(nil, "object.metadata.uid")}, []string{"pods", "configmaps", "nodes"}, nil, "Membership is nil"},
-		{"two shard options", []informers.SharedInformerOption{informers.WithShard(0, 2), informers.WithShardSelector(twoRanges())}, []string{"pods", "configmaps", "nodes"}, nil, "already sharded"},
+		{"two shard options", []informers.SharedInformerOption{informers.WithShard(sharding.FieldUID, 0, 2), informers.WithShardSelector(twoRanges())}, []string{"pods", "configmaps", "nodes"}, nil, "already sharded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := informers.New(fake.NewClientset(), 0, tc.opts...); err == nil || !strings.Contains(err.Error(), tc.want) {

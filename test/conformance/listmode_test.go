@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/sharding"
 )
 
 func TestListModeBadInput(t *testing.T) {
@@ -208,7 +209,7 @@ func TestListModeWithShard(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client := fake.NewClientset(listModePod("a", "p1"), listModePod("a", "p2"), listModePod("a", "p3"), listModePod("a", "p4"))
-	f, err := informers.New(client, 0, informers.WithListMode(informers.ListModeConsistentList), informers.WithShard(0, 2),
+	f, err := informers.New(client, 0, informers.WithListMode(informers.ListModeConsistentList), informers.WithShard(sharding.FieldUID, 0, 2),
 		informers.WithTransform(transformRuns))
 	if err != nil {
 		t.Fatal(err)

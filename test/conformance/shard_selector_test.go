@@ -212,7 +212,7 @@ func TestSetShardSelector(t *testing.T) {
 	ctx, cancel := context.WithCancel(syncCtx(t))
 	pods := podsIn(40, "a", "b")
 	client := fake.NewClientset(pods...)
-	f, err := informers.New(client, 0, informers.WithNamespaces("a", "b"), informers.WithShard(1, 2))
+	f, err := informers.New(client, 0, informers.WithNamespaces("a", "b"), informers.WithShard(sharding.FieldUID, 1, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,9 +327,9 @@ func TestShardSelectorBadInput(t *testing.T) {
 		opts []informers.SharedInformerOption
 		want []string
 	}{
-		{"selector then WithShard", []informers.SharedInformerOption{informers.WithShardSelector(twoRanges()), informers.WithShard(0, 2)}, []string{"WithShard(0, 2)", "already sharded by WithShardSelector", "0xc000000000000000"}},
-		{"WithShard then selector", []informers.SharedInformerOption{informers.WithShard(0, 2), informers.WithShardSelector(twoRanges())}, []string{"WithShardSelector", "already sharded by WithShard(0, 2)"}},
-		{"nil selector then WithNamespaceShard", []informers.SharedInformerOption{informers.WithShardSelector(nil), informers.WithNamespaceShard(0, 2)}, []string{"WithNamespaceShard(0, 2)", "WithShardSelector(nil)"}},
+		{"selector then WithShard", []informers.SharedInformerOption{informers.WithShardSelector(twoRanges()), informers.WithShard(sharding.FieldUID, 0, 2)}, []string{"WithShard(sharding.FieldUID, 0, 2)", "already sharded by WithShardSelector", "0xc000000000000000"}},
+		{"WithShard then selector", []informers.SharedInformerOption{informers.WithShard(sharding.FieldUID, 0, 2), informers.WithShardSelector(twoRanges())}, []string{"WithShardSelector", "already sharded by WithShard(0, 2)"}},
+		{"nil selector then WithNamespaceShard", []informers.SharedInformerOption{informers.WithShardSelector(nil), informers.WithShard(sharding.FieldNamespace, 0, 2)}, []string{"WithShard(sharding.FieldNamespace, 0, 2)", "WithShardSelector(nil)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := informers.New(fake.NewClientset(), 0, tc.opts...)
@@ -357,7 +357,7 @@ func TestResourceShardSelector(t *testing.T) {
 	}
 	client := fake.NewClientset(append(pods, cms...)...)
 	sel := twoRanges()
-	f, err := informers.New(client, 0, informers.WithShard(0, 2),
+	f, err := informers.New(client, 0, informers.WithShard(sharding.FieldUID, 0, 2),
 		informers.WithResourceOptions(corev1.SchemeGroupVersion.WithResource("pods"), informers.ResourceOptions{ShardSelector: sel}),
 		informers.WithResourceOptions(corev1.SchemeGroupVersion.WithResource("configmaps"), informers.ResourceOptions{ShardSelector: apisharding.Everything()}))
 	if err != nil {
@@ -383,7 +383,7 @@ func TestResourceShardSelector(t *testing.T) {
 func TestInformerForCannotShard(t *testing.T) {
 	ctx, cancel := context.WithCancel(syncCtx(t))
 	client := fake.NewClientset(podsIn(4, "a")...)
-	f, err := informers.New(client, 0, informers.WithShard(0, 2))
+	f, err := informers.New(client, 0, informers.WithShard(sharding.FieldUID, 0, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestInformerForCannotShard(t *testing.T) {
 		t.Errorf("WaitForCacheSync: %v, want it to name the informer that cannot be sharded", res.Err)
 	}
 	err = f.Ready()
-	if err == nil || !strings.Contains(err.Error(), "WithShard(0, 2)") || !strings.Contains(err.Error(), "SetShardSelector") {
+	if err == nil || !strings.Contains(err.Error(), "WithShard(sharding.FieldUID, 0, 2)") || !strings.Contains(err.Error(), "SetShardSelector") {
 		t.Errorf("Ready: %v, want it to name the option and the missing SetShardSelector", err)
 	}
 	for _, a := range client.Actions() {

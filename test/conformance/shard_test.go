@@ -89,7 +89,7 @@ func (l *selectorLog) snapshot() []string {
 	return slices.Clone(l.seen)
 }
 
-// TestShardStaticPartition: three factories WithShard(i, 3) over 60 pods of
+// TestShardStaticPartition: three factories WithShard(field, i, 3) over 60 pods of
 // a fake clientset, which ignores the selector, hold pairwise disjoint
 // caches whose union is all 60: the client-side filter does the work. Every
 // list and watch carries the canonical selector, and each factory reports
@@ -102,7 +102,7 @@ func TestShardStaticPartition(t *testing.T) {
 		client := fake.NewClientset(pods...)
 		log := &selectorLog{}
 		log.install(client)
-		f, err := informers.New(client, 0, informers.WithShard(i, 3))
+		f, err := informers.New(client, 0, informers.WithShard(sharding.FieldUID, i, 3))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,10 +157,10 @@ func TestShardBadInput(t *testing.T) {
 		opts []informers.SharedInformerOption
 		want []string
 	}{
-		{"count 0", []informers.SharedInformerOption{informers.WithShard(0, 0)}, []string{"WithShard(0, 0)"}},
-		{"negative index", []informers.SharedInformerOption{informers.WithShard(-1, 3)}, []string{"WithShard(-1, 3)"}},
-		{"index = count", []informers.SharedInformerOption{informers.WithShard(3, 3)}, []string{"WithShard(3, 3)", "out of range"}},
-		{"two shard options", []informers.SharedInformerOption{informers.WithShard(0, 2), informers.WithNamespaceShard(1, 2)}, []string{"WithNamespaceShard(1, 2)", "already sharded", "WithShard(0, 2)"}},
+		{"count 0", []informers.SharedInformerOption{informers.WithShard(sharding.FieldUID, 0, 0)}, []string{"WithShard(sharding.FieldUID, 0, 0)"}},
+		{"negative index", []informers.SharedInformerOption{informers.WithShard(sharding.FieldUID, -1, 3)}, []string{"WithShard(sharding.FieldUID, -1, 3)"}},
+		{"index = count", []informers.SharedInformerOption{informers.WithShard(sharding.FieldUID, 3, 3)}, []string{"WithShard(sharding.FieldUID, 3, 3)", "out of range"}},
+		{"two shard options", []informers.SharedInformerOption{informers.WithShard(sharding.FieldUID, 0, 2), informers.WithShard(sharding.FieldNamespace, 1, 2)}, []string{"WithShard(sharding.FieldNamespace, 1, 2)", "already sharded", "WithShard(sharding.FieldUID, 0, 2)"}},
 		{"nil membership", []informers.SharedInformerOption{informers.WithShardMembership(nil, sharding.FieldUID)}, []string{"WithShardMembership", "nil"}},
 		{"namespace shard on nodes", []informers.SharedInformerOption{informers.WithResourceOptions(nodes, informers.ResourceOptions{ShardSelector: nsSel.APISelector()})}, []string{"nodes", "cluster-scoped", "object.metadata.namespace"}},
 	} {
@@ -324,7 +324,7 @@ func TestShardIgnoredReportedOncePerInformer(t *testing.T) {
 	ctx, cancel := context.WithCancel(syncCtx(t))
 	// The fake clientset ignores shard selectors, as a server without the
 	// ShardedListAndWatch feature does.
-	f, err := informers.New(fake.NewClientset(pods...), 0, informers.WithNamespaces("a", "b", "c"), informers.WithShard(0, 3))
+	f, err := informers.New(fake.NewClientset(pods...), 0, informers.WithNamespaces("a", "b", "c"), informers.WithShard(sharding.FieldUID, 0, 3))
 	if err != nil {
 		t.Fatal(err)
 	}

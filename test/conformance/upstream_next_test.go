@@ -34,13 +34,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/sharding"
 )
 
 // This file needs client-go v0.38 or later (its sharding API): the next
 // lane (hack/next.sh) runs it with -tags kubeinformers_next.
 
 // TestDifferentialShardSelector: client-go's factory with its
-// WithShardSelector and ours with the same option, and with WithShard(i, n)
+// WithShardSelector and ours with the same option, and with WithShard(field, i, n)
 // against NewShardRangeSelector, send the same ShardSelector on every list
 // and watch of pods, and cache the same pods (the fake ignores the
 // selector: both filter on the client).
@@ -58,8 +59,8 @@ func TestDifferentialShardSelector(t *testing.T) {
 		ours informers.SharedInformerOption
 	}{
 		{"WithShardSelector", twoRanges(), informers.WithShardSelector(twoRanges())},
-		{"WithShard(1, 3)", uidShard(1, 3), informers.WithShard(1, 3)},
-		{"WithShard(2, 3)", uidShard(2, 3), informers.WithShard(2, 3)},
+		{"WithShard(sharding.FieldUID, 1, 3)", uidShard(1, 3), informers.WithShard(sharding.FieldUID, 1, 3)},
+		{"WithShard(sharding.FieldUID, 2, 3)", uidShard(2, 3), informers.WithShard(sharding.FieldUID, 2, 3)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(syncCtx(t))
@@ -100,7 +101,7 @@ func TestInformerForShardedOnNext(t *testing.T) {
 	ctx, cancel := context.WithCancel(syncCtx(t))
 	defer cancel()
 	client := fake.NewClientset()
-	f, err := informers.New(client, 0, informers.WithShard(0, 2))
+	f, err := informers.New(client, 0, informers.WithShard(sharding.FieldUID, 0, 2))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func boundForConfig(t *testing.T, cfg *rest.Config, opts ...informers.SharedInfo
 //   - with per-resource options: events arrive in order, the lister
 //     equals the server's list, the options reach the requests, and
 //     ForResource serves the typed informer;
-//   - three replicas with WithShard(i, 3) partition a typed custom
+//   - three replicas with WithShard(field, i, 3) partition a typed custom
 //     resource;
 //   - deleting the CRD under the running informer: Ready names it,
 //     RemoveInformer stops it, and no request for it follows.
@@ -262,7 +262,7 @@ func TestGeneratedTypedInformers(t *testing.T) {
 	t.Logf("typed: %d events in order for %d gadgets (create, update, status update, delete); lister == server (%d objects); options in every request",
 		len(log.all()), n, len(listerKeys))
 
-	// Three replicas, each a factory with WithShard(i, 3), partition the
+	// Three replicas, each a factory with WithShard(field, i, 3), partition the
 	// gadgets of a second namespace.
 	shardNS := c.newNamespace("e2e-gadget-shards")
 	const nShard, replicas = 60, 3
@@ -275,7 +275,7 @@ func TestGeneratedTypedInformers(t *testing.T) {
 	var sels []sharding.Selector
 	for i := range replicas {
 		srec := &recorder{label: fmt.Sprintf("replica-%d", i)}
-		rf, rview := boundForConfig(t, srec.wrap(env.AdminConfig()), informers.WithNamespace(shardNS), informers.WithShard(i, replicas))
+		rf, rview := boundForConfig(t, srec.wrap(env.AdminConfig()), informers.WithNamespace(shardNS), informers.WithShard(sharding.FieldUID, i, replicas))
 		inf := rview.Gadgets().V1().Gadgets().Informer()
 		rctx, rcancel := context.WithCancel(ctx)
 		syncFactory(t, rctx, rf)

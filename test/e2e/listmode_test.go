@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/sharding"
 )
 
 // TestListModes runs the typed and the metadata-only informer of
@@ -90,7 +91,7 @@ func TestListModes(t *testing.T) {
 						o.Limit = 3
 					}
 				}
-				f, err := informers.NewForConfig(cfg, 0, informers.WithShard(shard, 2), informers.WithLeanMemory(),
+				f, err := informers.NewForConfig(cfg, 0, informers.WithShard(sharding.FieldUID, shard, 2), informers.WithLeanMemory(),
 					informers.WithResourceOptions(gvr, ro))
 				if err != nil {
 					t.Fatal(err)

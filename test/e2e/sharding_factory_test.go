@@ -234,7 +234,7 @@ func startShardReplicas(t *testing.T, ctx context.Context, base *rest.Config, ns
 		}
 		r.sel = sel
 		cfg := r.items.wrap(r.rec.wrap(rest.CopyConfig(base)))
-		f, err := informers.NewForConfig(cfg, 0, informers.WithNamespace(ns), informers.WithShard(i, count))
+		f, err := informers.NewForConfig(cfg, 0, informers.WithNamespace(ns), informers.WithShard(sharding.FieldUID, i, count))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +263,7 @@ func startShardReplicas(t *testing.T, ctx context.Context, base *rest.Config, ns
 }
 
 // TestShardedFactorySteadyState: three replicas, each a factory with
-// WithShard(i, 3), over 3,000 configmaps and 300 custom resources. The
+// WithShard(field, i, 3), over 3,000 configmaps and 300 custom resources. The
 // shards partition the server's objects exactly, each replica receives
 // about a third of them on the wire (the server filters), and every LIST
 // and WATCH carries the canonical shardSelector.
