@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/accessor"
+	"github.com/kubeinformers/informers/internal/binding"
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
@@ -32,7 +33,7 @@ import (
 // This file creates the factory's informers: informerFor is the one
 // get-or-build path, and every creation path is a thin adapter that says
 // what it asks for (a request): the typed accessors (ResolveTyped),
-// InformerFor, the bound types of Bind (boundResource.request), and
+// InformerFor, the bound types (boundRequest, bind.go), and
 // ForResource and ForMetadata (resources.go). On first use informerFor
 // resolves the request into a spec (spec.go), makes the hooks the informer
 // reports to (status.go), builds it (build.go) and registers it
@@ -85,7 +86,7 @@ func (f *sharedInformerFactory) lookup(id InformerID) *entry {
 func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
 	informerType := reflect.TypeOf(obj)
 	if r := f.boundType(informerType); r != nil {
-		return f.informerFor(r.request()).informer
+		return f.informerFor(boundRequest(r)).informer
 	}
 	// typeResources names the resource of a built-in type, so that its
 	// options apply and RemoveInformer and Ready can name it.
@@ -117,14 +118,14 @@ func (f *sharedInformerFactory) ResolveTyped(req *accessor.Request) (cache.Share
 	return e.informer, &e.removed
 }
 
-// request is what the factory is asked for to get the typed informer of
-// a bound resource: built as the built-in ones are.
-func (r *boundResource) request() request {
+// boundRequest is the request of the typed informer of a bound resource:
+// built as the built-in ones are.
+func boundRequest(r *binding.Resource) request {
 	return request{
-		id:         InformerID{Form: FormTyped, Resource: r.resource, Type: r.typ},
-		namespaced: r.namespaced,
-		requests:   r.requests, missing: r.missing, client: r.client, example: r.example,
-		typed:   r.typed,
-		refused: r.refused,
+		id:         InformerID{Form: FormTyped, Resource: r.Resource, Type: r.Type},
+		namespaced: r.Namespaced,
+		requests:   r.Requests, missing: r.Missing, client: r.Client, example: r.Example,
+		typed:   r.Typed,
+		refused: r.Refused,
 	}
 }

@@ -110,7 +110,7 @@ type sharedInformerFactory struct {
 	// Go type for InformerFor.
 	entries map[registryKey]*entry
 	byType  map[reflect.Type]*entry
-	// bindings are the typed resources bound by Bind (bind.go).
+	// bindings are the typed resources bound by gensupport.Bind (bind.go).
 	bindings bindings
 	// wg counts running informer goroutines, for Shutdown.
 	wg sync.WaitGroup

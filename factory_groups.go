@@ -96,7 +96,7 @@ type SharedInformerFactory interface {
 	// ForResource returns the shared informer for a resource by its
 	// GroupVersionResource. For a built-in resource it is the same
 	// informer as the typed accessor, and so it is for a resource bound
-	// with Bind (a user's own type, through the New(factory, client) that
+	// with gensupport.Bind (a user's own type, through the New(factory, client) that
 	// kubeinformers-gen generates). For any other resource, such as a
 	// custom resource, a factory with a dynamic client (NewForConfig,
 	// WithDynamicClient) returns a shared dynamic informer of

@@ -136,7 +136,7 @@ func (f *sharedInformerFactory) checkFactoryOptions() {
 		f.invalidNarrowing(fmt.Errorf("WithNamespace(%q) and WithNamespaces(%q) both given: use one", f.namespace, f.namespaces), namespacedInformers)
 	}
 	// Options for a resource that is not built in are not checked against
-	// the clients here: a typed binding (Bind, after New) may serve it.
+	// the clients here: a typed binding (gensupport.Bind, after New) may serve it.
 	// Notices names those that nothing serves (unservedOptions).
 }
 

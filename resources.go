@@ -26,9 +26,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/binding"
 	"github.com/kubeinformers/informers/internal/listwatch"
 )
 
@@ -65,7 +65,8 @@ var ErrUnknownResource = errors.New("no informer found")
 //
 // For the built-in resources ([SupportedResources]) it is the typed
 // informer the accessors share, and so it is for a resource bound with
-// [Bind] (a user's own type, through the New(factory, client) that
+// [github.com/kubeinformers/informers/gensupport.Bind] (a user's own type,
+// through the New(factory, client) that
 // kubeinformers-gen generates). For any other resource, such as a custom
 // resource, it is a shared dynamic informer of *unstructured.Unstructured
 // when the factory has a dynamic client ([NewForConfig],
@@ -133,29 +134,7 @@ func (f *sharedInformerFactory) unstructuredRequest(form Form, resource schema.G
 
 // validateResource says what is wrong with a resource that is not built in.
 func validateResource(resource schema.GroupVersionResource) error {
-	var problems []string
-	if resource.Version == "" {
-		problems = append(problems, "the version is empty")
-	} else if msgs := validation.IsDNS1123Label(resource.Version); len(msgs) > 0 {
-		problems = append(problems, fmt.Sprintf("the version %q is invalid: %s", resource.Version, strings.Join(msgs, "; ")))
-	}
-	switch {
-	case resource.Resource == "":
-		problems = append(problems, "the resource is empty")
-	case strings.Contains(resource.Resource, "/"):
-		problems = append(problems, fmt.Sprintf("%q names a subresource; informers watch whole resources", resource.Resource))
-	case strings.ToLower(resource.Resource) != resource.Resource:
-		problems = append(problems, fmt.Sprintf("the resource %q is not lower case (resources are plural and lower case)", resource.Resource))
-	}
-	if resource.Group != "" {
-		if msgs := validation.IsDNS1123Subdomain(resource.Group); len(msgs) > 0 {
-			problems = append(problems, fmt.Sprintf("the group %q is invalid: %s", resource.Group, strings.Join(msgs, "; ")))
-		}
-	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
-	}
-	return nil
+	return binding.ValidateResource(resource)
 }
 
 // isBuiltIn reports whether resource is one of [SupportedResources].

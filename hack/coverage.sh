@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Statement coverage of the library's own code (the root package,
+# Statement coverage of the library's own code (the root package, gensupport,
 # internal/... and sharding) by every test that exercises it.
 #
 # Most behaviour tests of the root package live in the test module
@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
 done
 
 module=$(go list -m)
-coverpkg="$module,$module/internal/...,$module/sharding"
+coverpkg="$module,$module/internal/...,$module/sharding,$module/gensupport"
 
 # Modules left out, with the reason printed.
 declare -A skip=(

@@ -60,6 +60,9 @@ type config struct {
 // to the output root. Every file is gofmt'ed; a template that produces
 // invalid Go is an error naming the file.
 func emit(cfg config, groups []Group) (map[string][]byte, error) {
+	if err := checkReservedNames(groups); err != nil {
+		return nil, err
+	}
 	files := map[string][]byte{}
 	render := func(name, file string, data any) error {
 		var buf bytes.Buffer

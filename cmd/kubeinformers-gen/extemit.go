@@ -77,6 +77,9 @@ func (d extKindData) GVR() string {
 // emitExternal renders the informer-gen layout for a user's API packages:
 // paths are relative to the factory package's directory.
 func emitExternal(cfg extConfig, groups []Group) (map[string][]byte, error) {
+	if err := checkReservedNames(groups); err != nil {
+		return nil, err
+	}
 	files := map[string][]byte{}
 	render := func(name, file string, data any) error {
 		var buf bytes.Buffer
@@ -120,4 +123,20 @@ func emitExternal(cfg extConfig, groups []Group) (map[string][]byte, error) {
 		}
 	}
 	return files, nil
+}
+
+// reservedPackages are the package names the generated code imports from
+// the library besides the groups: a group may not take one, or its
+// package would collide with the library's in the factory package (and,
+// in the library's own tree, its directory with the library's).
+var reservedPackages = map[string]bool{"gensupport": true, "internalinterfaces": true, "internal": true}
+
+// checkReservedNames refuses a group whose package name is reserved.
+func checkReservedNames(groups []Group) error {
+	for _, g := range groups {
+		if reservedPackages[g.PkgName] || reservedPackages[g.Dir] {
+			return fmt.Errorf("group %q: its package name %q is reserved for the library's own package; rename the API package directory", g.Name, g.PkgName)
+		}
+	}
+	return nil
 }

@@ -52,7 +52,7 @@ import (
 // These tests run the informers kubeinformers-gen generates for the
 // example API (examples/crd, gadgets.example.com) bound to one factory
 // with the built-in ones, on fake clientsets: the generated
-// externalversions.New(factory, client) calls informers.Bind.
+// externalversions.New(factory, client) calls gensupport.Bind.
 
 var (
 	boundGadgetsGVR = schema.GroupVersionResource{Group: "gadgets.example.com", Version: "v1", Resource: "gadgets"}

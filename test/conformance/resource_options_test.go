@@ -97,7 +97,7 @@ func TestResourceOptionsBadInput(t *testing.T) {
 		informers.WithResourceOptions(widgetsGVR, informers.ResourceOptions{Namespaces: []string{"a", "b"}})); err != nil {
 		t.Errorf("options for a custom resource with a dynamic client: %v", err)
 	}
-	// Without one, a typed binding (informers.Bind, after New) may serve
+	// Without one, a typed binding (gensupport.Bind, after New) may serve
 	// it, so New accepts it; Notices names it while nothing does.
 	f, err := informers.New(fake.NewClientset(), 0, informers.WithResourceOptions(widgetsGVR, informers.ResourceOptions{LabelSelector: "a=b"}))
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 	gadgetsv1 "github.com/kubeinformers/informers/examples/crd/client/informers/externalversions/gadgets/v1"
 	gadgetsv1alpha1 "github.com/kubeinformers/informers/examples/crd/client/informers/externalversions/gadgets/v1alpha1"
 	internalinterfaces "github.com/kubeinformers/informers/examples/crd/client/informers/externalversions/internalinterfaces"
+	gensupport "github.com/kubeinformers/informers/gensupport"
 	kubeinformersinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -48,7 +49,7 @@ type SharedInformerOption func(*sharedInformerFactory) *sharedInformerFactory
 // options and life cycle.
 type sharedInformerFactory struct {
 	factory kubeinformers.Factory
-	binding *kubeinformers.Binding
+	binding *gensupport.Binding
 	client  versioned.Interface
 	// namespace and tweakListOptions are the view's own (informer-gen's
 	// WithNamespace, WithTweakListOptions), handed to the group packages;
@@ -65,7 +66,7 @@ type sharedInformerFactory struct {
 // groups holds each API group once it has been asked for, so that
 // factory.Gadgets() allocates nothing after the first call.
 type groups struct {
-	gadgets kubeinformers.Lazy[gadgets.Interface]
+	gadgets gensupport.Lazy[gadgets.Interface]
 }
 
 // WithCustomResyncConfig sets a custom resync period for the specified informer types.
@@ -151,7 +152,7 @@ func NewSharedInformerFactoryWithOptions(client versioned.Interface, defaultResy
 
 // New returns the informers of this package's API groups as a view of
 // factory: it binds their typed resources, served through client, to
-// factory with [kubeinformers.Bind], so that they are typed informers of
+// factory with [gensupport.Bind], so that they are typed informers of
 // factory like its built-in ones. Start, WaitForCacheSync and Shutdown of
 // the view are factory's; factory.ForResource serves these resources as
 // the typed informers; factory's options ([kubeinformers.WithResourceOptions],
@@ -172,7 +173,7 @@ func New(factory kubeinformers.Factory, client versioned.Interface) (SharedInfor
 
 // bind binds this package's resources to factory and returns the view.
 func bind(factory kubeinformers.Factory, client versioned.Interface, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) (*sharedInformerFactory, error) {
-	binding, err := kubeinformers.Bind(factory, client, resources()...)
+	binding, err := gensupport.Bind(factory, client, resources()...)
 	if binding == nil {
 		return nil, err
 	}
@@ -186,8 +187,8 @@ func bind(factory kubeinformers.Factory, client versioned.Interface, namespace s
 }
 
 // resources are the typed resources of every group and version of this package.
-func resources() []kubeinformers.BindableResource[versioned.Interface] {
-	var all []kubeinformers.BindableResource[versioned.Interface]
+func resources() []gensupport.BindableResource[versioned.Interface] {
+	var all []gensupport.BindableResource[versioned.Interface]
 	all = append(all, gadgetsv1.Resources()...)
 	all = append(all, gadgetsv1alpha1.Resources()...)
 	return all
@@ -196,7 +197,7 @@ func resources() []kubeinformers.BindableResource[versioned.Interface] {
 // Binding returns the binding of this package's resources to the
 // kubeinformers factory; the generated kind accessors get their informers
 // through it.
-func (f *sharedInformerFactory) Binding() *kubeinformers.Binding {
+func (f *sharedInformerFactory) Binding() *gensupport.Binding {
 	return f.binding
 }
 

@@ -20,10 +20,10 @@ limitations under the License.
 package gadgets
 
 import (
-	kubeinformers "github.com/kubeinformers/informers"
 	v1 "github.com/kubeinformers/informers/examples/crd/client/informers/externalversions/gadgets/v1"
 	v1alpha1 "github.com/kubeinformers/informers/examples/crd/client/informers/externalversions/gadgets/v1alpha1"
 	internalinterfaces "github.com/kubeinformers/informers/examples/crd/client/informers/externalversions/internalinterfaces"
+	gensupport "github.com/kubeinformers/informers/gensupport"
 )
 
 // Interface gives access to each version of the gadgets.example.com group.
@@ -41,8 +41,8 @@ type group struct {
 	namespace        string
 	tweakListOptions internalinterfaces.TweakListOptionsFunc
 
-	v1       kubeinformers.Lazy[v1.Interface]
-	v1alpha1 kubeinformers.Lazy[v1alpha1.Interface]
+	v1       gensupport.Lazy[v1.Interface]
+	v1alpha1 gensupport.Lazy[v1alpha1.Interface]
 }
 
 // New returns the gadgets.example.com group of f. Namespaced resources are

@@ -21,11 +21,11 @@ package v1alpha1
 import (
 	time "time"
 
-	kubeinformers "github.com/kubeinformers/informers"
 	gadgetsv1alpha1 "github.com/kubeinformers/informers/examples/crd/apis/gadgets/v1alpha1"
 	versioned "github.com/kubeinformers/informers/examples/crd/client/clientset/versioned"
 	internalinterfaces "github.com/kubeinformers/informers/examples/crd/client/informers/externalversions/internalinterfaces"
 	listersgadgetsv1alpha1 "github.com/kubeinformers/informers/examples/crd/client/listers/gadgets/v1alpha1"
+	gensupport "github.com/kubeinformers/informers/gensupport"
 	kubeinformersinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
@@ -69,12 +69,12 @@ type GadgetIndexers = cache.TypedIndexers[*gadgetsv1alpha1.Gadget]
 type DeletedGadget = cache.DeletedObject[*gadgetsv1alpha1.Gadget]
 
 // gadgetResource is gadgets.example.com/v1alpha1, Resource=gadgets: its scope, Go type and
-// list and watch calls, as [kubeinformers.Bind] binds it to a factory.
-var gadgetResource = kubeinformers.NewTypedResource(
+// list and watch calls, as [gensupport.Bind] binds it to a factory.
+var gadgetResource = gensupport.NewTypedResource(
 	schema.GroupVersionResource{Group: "gadgets.example.com", Version: "v1alpha1", Resource: "gadgets"},
 	true, &gadgetsv1alpha1.Gadget{},
-	func(client versioned.Interface, namespace string) kubeinformers.Requests {
-		return kubeinformers.RequestsOf(client.GadgetsV1alpha1().Gadgets(namespace))
+	func(client versioned.Interface, namespace string) gensupport.Requests {
+		return gensupport.RequestsOf(client.GadgetsV1alpha1().Gadgets(namespace))
 	},
 )
 
@@ -121,7 +121,7 @@ func NewTypedGadgetInformerWithOptions(client versioned.Interface, namespace str
 // resolves the shared informer once, through the kubeinformers factory the
 // group is bound to, and then serves it and its lister without allocating.
 type gadgetInformer struct {
-	kubeinformers.Kind[*gadgetsv1alpha1.Gadget, listersgadgetsv1alpha1.GadgetLister]
+	gensupport.Kind[*gadgetsv1alpha1.Gadget, listersgadgetsv1alpha1.GadgetLister]
 	factory          internalinterfaces.SharedInformerFactory
 	tweakListOptions internalinterfaces.TweakListOptionsFunc
 	namespace        string

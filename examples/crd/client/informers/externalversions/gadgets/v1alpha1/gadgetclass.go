@@ -21,11 +21,11 @@ package v1alpha1
 import (
 	time "time"
 
-	kubeinformers "github.com/kubeinformers/informers"
 	gadgetsv1alpha1 "github.com/kubeinformers/informers/examples/crd/apis/gadgets/v1alpha1"
 	versioned "github.com/kubeinformers/informers/examples/crd/client/clientset/versioned"
 	internalinterfaces "github.com/kubeinformers/informers/examples/crd/client/informers/externalversions/internalinterfaces"
 	listersgadgetsv1alpha1 "github.com/kubeinformers/informers/examples/crd/client/listers/gadgets/v1alpha1"
+	gensupport "github.com/kubeinformers/informers/gensupport"
 	kubeinformersinterfaces "github.com/kubeinformers/informers/internalinterfaces"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
@@ -69,12 +69,12 @@ type GadgetClassIndexers = cache.TypedIndexers[*gadgetsv1alpha1.GadgetClass]
 type DeletedGadgetClass = cache.DeletedObject[*gadgetsv1alpha1.GadgetClass]
 
 // gadgetClassResource is gadgets.example.com/v1alpha1, Resource=gadgetclasses: its scope, Go type and
-// list and watch calls, as [kubeinformers.Bind] binds it to a factory.
-var gadgetClassResource = kubeinformers.NewTypedResource(
+// list and watch calls, as [gensupport.Bind] binds it to a factory.
+var gadgetClassResource = gensupport.NewTypedResource(
 	schema.GroupVersionResource{Group: "gadgets.example.com", Version: "v1alpha1", Resource: "gadgetclasses"},
 	false, &gadgetsv1alpha1.GadgetClass{},
-	func(client versioned.Interface, _ string) kubeinformers.Requests {
-		return kubeinformers.RequestsOf(client.GadgetsV1alpha1().GadgetClasses())
+	func(client versioned.Interface, _ string) gensupport.Requests {
+		return gensupport.RequestsOf(client.GadgetsV1alpha1().GadgetClasses())
 	},
 )
 
@@ -121,7 +121,7 @@ func NewTypedGadgetClassInformerWithOptions(client versioned.Interface, options 
 // resolves the shared informer once, through the kubeinformers factory the
 // group is bound to, and then serves it and its lister without allocating.
 type gadgetClassInformer struct {
-	kubeinformers.Kind[*gadgetsv1alpha1.GadgetClass, listersgadgetsv1alpha1.GadgetClassLister]
+	gensupport.Kind[*gadgetsv1alpha1.GadgetClass, listersgadgetsv1alpha1.GadgetClassLister]
 	factory          internalinterfaces.SharedInformerFactory
 	tweakListOptions internalinterfaces.TweakListOptionsFunc
 	namespace        string

@@ -20,9 +20,9 @@ limitations under the License.
 package v1alpha1
 
 import (
-	kubeinformers "github.com/kubeinformers/informers"
 	versioned "github.com/kubeinformers/informers/examples/crd/client/clientset/versioned"
 	internalinterfaces "github.com/kubeinformers/informers/examples/crd/client/informers/externalversions/internalinterfaces"
+	gensupport "github.com/kubeinformers/informers/gensupport"
 )
 
 // Interface gives access to the informers of every resource in gadgets.example.com/v1alpha1.
@@ -64,9 +64,9 @@ func (v *version) GadgetClasses() TypedGadgetClassInformer {
 
 // Resources returns the typed resources of gadgets.example.com/v1alpha1, which
 // New(factory, client) in the factory package binds to a kubeinformers
-// factory with [kubeinformers.Bind].
-func Resources() []kubeinformers.BindableResource[versioned.Interface] {
-	return []kubeinformers.BindableResource[versioned.Interface]{
+// factory with [gensupport.Bind].
+func Resources() []gensupport.BindableResource[versioned.Interface] {
+	return []gensupport.BindableResource[versioned.Interface]{
 		gadgetResource,
 		gadgetClassResource,
 	}

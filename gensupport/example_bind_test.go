@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package informers_test
+package gensupport_test
 
 import (
 	"context"
@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/gensupport"
 	gadgetsv1 "github.com/kubeinformers/informers/examples/crd/apis/gadgets/v1"
 	"github.com/kubeinformers/informers/examples/crd/client/clientset/versioned"
 	crdfake "github.com/kubeinformers/informers/examples/crd/client/clientset/versioned/fake"
@@ -58,11 +59,11 @@ func ExampleBind() {
 	defer cancel()
 
 	// One TypedResource per kind: its resource, scope, Go type and calls.
-	gadgetResource := informers.NewTypedResource(gadgets, true, &gadgetsv1.Gadget{},
-		func(c versioned.Interface, namespace string) informers.Requests {
-			return informers.RequestsOf(c.GadgetsV1().Gadgets(namespace))
+	gadgetResource := gensupport.NewTypedResource(gadgets, true, &gadgetsv1.Gadget{},
+		func(c versioned.Interface, namespace string) gensupport.Requests {
+			return gensupport.RequestsOf(c.GadgetsV1().Gadgets(namespace))
 		})
-	if _, err := informers.Bind(factory, versioned.Interface(crd), gadgetResource); err != nil {
+	if _, err := gensupport.Bind(factory, versioned.Interface(crd), gadgetResource); err != nil {
 		fmt.Println(err)
 		return
 	}

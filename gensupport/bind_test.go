@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package informers_test
+package gensupport_test
 
 import (
 	"context"
@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/gensupport"
 	gadgetsv1 "github.com/kubeinformers/informers/examples/crd/apis/gadgets/v1"
 	"github.com/kubeinformers/informers/examples/crd/client/clientset/versioned"
 	crdfake "github.com/kubeinformers/informers/examples/crd/client/clientset/versioned/fake"
@@ -44,19 +45,22 @@ var (
 	classesGVR = schema.GroupVersionResource{Group: "gadgets.example.com", Version: "v1", Resource: "gadgetclasses"}
 )
 
-func gadgetsResource() *informers.TypedResource[*gadgetsv1.Gadget, versioned.Interface] {
-	return informers.NewTypedResource(gadgetsGVR, true, &gadgetsv1.Gadget{},
-		func(c versioned.Interface, namespace string) informers.Requests {
-			return informers.RequestsOf(c.GadgetsV1().Gadgets(namespace))
+func gadgetsResource() *gensupport.TypedResource[*gadgetsv1.Gadget, versioned.Interface] {
+	return gensupport.NewTypedResource(gadgetsGVR, true, &gadgetsv1.Gadget{},
+		func(c versioned.Interface, namespace string) gensupport.Requests {
+			return gensupport.RequestsOf(c.GadgetsV1().Gadgets(namespace))
 		})
 }
 
-func classesResource() *informers.TypedResource[*gadgetsv1.GadgetClass, versioned.Interface] {
-	return informers.NewTypedResource(classesGVR, false, &gadgetsv1.GadgetClass{},
-		func(c versioned.Interface, _ string) informers.Requests {
-			return informers.RequestsOf(c.GadgetsV1().GadgetClasses())
+func classesResource() *gensupport.TypedResource[*gadgetsv1.GadgetClass, versioned.Interface] {
+	return gensupport.NewTypedResource(classesGVR, false, &gadgetsv1.GadgetClass{},
+		func(c versioned.Interface, _ string) gensupport.Requests {
+			return gensupport.RequestsOf(c.GadgetsV1().GadgetClasses())
 		})
 }
+
+// sink keeps the compiler from optimizing the calls away.
+var sink any
 
 // TestBindHotPathAllocatesNothing: the generated accessors of a bound
 // group (factory, group, version, kind) allocate nothing once created, as
@@ -96,29 +100,29 @@ func TestBindBadInput(t *testing.T) {
 		}
 		return f
 	}
-	requests := func(c versioned.Interface, ns string) informers.Requests {
-		return informers.RequestsOf(c.GadgetsV1().Gadgets(ns))
+	requests := func(c versioned.Interface, ns string) gensupport.Requests {
+		return gensupport.RequestsOf(c.GadgetsV1().Gadgets(ns))
 	}
 	for _, tc := range []struct {
 		name      string
-		resources []informers.BindableResource[versioned.Interface]
+		resources []gensupport.BindableResource[versioned.Interface]
 		want      []string
 	}{
-		{"built-in resource", []informers.BindableResource[versioned.Interface]{informers.NewTypedResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, true, &gadgetsv1.Gadget{}, requests)},
+		{"built-in resource", []gensupport.BindableResource[versioned.Interface]{gensupport.NewTypedResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, true, &gadgetsv1.Gadget{}, requests)},
 			[]string{"Resource=pods", "built-in resource"}},
-		{"invalid resource", []informers.BindableResource[versioned.Interface]{informers.NewTypedResource(schema.GroupVersionResource{Group: "gadgets.example.com", Version: "v1", Resource: "Gadgets"}, true, &gadgetsv1.Gadget{}, requests)},
+		{"invalid resource", []gensupport.BindableResource[versioned.Interface]{gensupport.NewTypedResource(schema.GroupVersionResource{Group: "gadgets.example.com", Version: "v1", Resource: "Gadgets"}, true, &gadgetsv1.Gadget{}, requests)},
 			[]string{"Resource=Gadgets", "not lower case"}},
-		{"nil example", []informers.BindableResource[versioned.Interface]{informers.NewTypedResource(gadgetsGVR, true, (*gadgetsv1.Gadget)(nil), requests)},
+		{"nil example", []gensupport.BindableResource[versioned.Interface]{gensupport.NewTypedResource(gadgetsGVR, true, (*gadgetsv1.Gadget)(nil), requests)},
 			[]string{"Resource=gadgets", "example object"}},
-		{"nil requests", []informers.BindableResource[versioned.Interface]{informers.NewTypedResource[*gadgetsv1.Gadget, versioned.Interface](gadgetsGVR, true, &gadgetsv1.Gadget{}, nil)},
+		{"nil requests", []gensupport.BindableResource[versioned.Interface]{gensupport.NewTypedResource[*gadgetsv1.Gadget, versioned.Interface](gadgetsGVR, true, &gadgetsv1.Gadget{}, nil)},
 			[]string{"Resource=gadgets", "requests function is nil"}},
-		{"nil resource", []informers.BindableResource[versioned.Interface]{nil}, []string{"resource 0 is nil"}},
-		{"one type, two resources", []informers.BindableResource[versioned.Interface]{gadgetsResource(), informers.NewTypedResource(
+		{"nil resource", []gensupport.BindableResource[versioned.Interface]{nil}, []string{"resource 0 is nil"}},
+		{"one type, two resources", []gensupport.BindableResource[versioned.Interface]{gadgetsResource(), gensupport.NewTypedResource(
 			schema.GroupVersionResource{Group: "gadgets.example.com", Version: "v1", Resource: "widgets"}, true, &gadgetsv1.Gadget{}, requests)},
 			[]string{"Resource=widgets", "is already bound to gadgets.example.com/v1, Resource=gadgets"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := informers.Bind(newFactory(t), versioned.Interface(client), tc.resources...)
+			_, err := gensupport.Bind(newFactory(t), versioned.Interface(client), tc.resources...)
 			if err == nil {
 				t.Fatal("Bind returned no error")
 			}
@@ -131,17 +135,17 @@ func TestBindBadInput(t *testing.T) {
 	}
 
 	t.Run("not our factory", func(t *testing.T) {
-		if _, err := informers.Bind[versioned.Interface](nil, client, gadgetsResource()); err == nil || !strings.Contains(err.Error(), "not one of this package's") {
+		if _, err := gensupport.Bind[versioned.Interface](nil, client, gadgetsResource()); err == nil || !strings.Contains(err.Error(), "not one of this package's") {
 			t.Errorf("Bind(nil factory) = %v", err)
 		}
 	})
 	t.Run("bound again to another scope", func(t *testing.T) {
 		f := newFactory(t)
-		if _, err := informers.Bind(f, versioned.Interface(client), gadgetsResource()); err != nil {
+		if _, err := gensupport.Bind(f, versioned.Interface(client), gadgetsResource()); err != nil {
 			t.Fatal(err)
 		}
-		other := informers.NewTypedResource(gadgetsGVR, false, &gadgetsv1.Gadget{}, requests)
-		if _, err := informers.Bind(f, versioned.Interface(client), other); err == nil || !strings.Contains(err.Error(), "already bound to *v1.Gadget (namespaced); cannot bind it to *v1.Gadget (cluster-scoped)") {
+		other := gensupport.NewTypedResource(gadgetsGVR, false, &gadgetsv1.Gadget{}, requests)
+		if _, err := gensupport.Bind(f, versioned.Interface(client), other); err == nil || !strings.Contains(err.Error(), "already bound to *v1.Gadget (namespaced); cannot bind it to *v1.Gadget (cluster-scoped)") {
 			t.Errorf("Bind of another scope: %v", err)
 		}
 	})
@@ -150,7 +154,7 @@ func TestBindBadInput(t *testing.T) {
 		f.InformerFor(&gadgetsv1.Gadget{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
 			return cache.NewSharedIndexInformer(&cache.ListWatch{}, &gadgetsv1.Gadget{}, 0, cache.Indexers{})
 		})
-		if _, err := informers.Bind(f, versioned.Interface(client), gadgetsResource()); err == nil || !strings.Contains(err.Error(), "built by InformerFor before the binding") {
+		if _, err := gensupport.Bind(f, versioned.Interface(client), gadgetsResource()); err == nil || !strings.Contains(err.Error(), "built by InformerFor before the binding") {
 			t.Errorf("Bind after InformerFor: %v", err)
 		}
 	})
@@ -175,7 +179,7 @@ func TestBindTwiceShares(t *testing.T) {
 	if first.Gadgets().V1().Gadgets().Informer() != second.Gadgets().V1().Gadgets().Informer() {
 		t.Error("two views of one factory hold two gadgets informers")
 	}
-	b, err := informers.Bind(factory, versioned.Interface(client), gadgetsResource(), classesResource())
+	b, err := gensupport.Bind(factory, versioned.Interface(client), gadgetsResource(), classesResource())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +295,7 @@ func TestTypedResourceNewInformer(t *testing.T) {
 func TestKindFallback(t *testing.T) {
 	calls := 0
 	shared := cache.NewSharedIndexInformer(&cache.ListWatch{}, &gadgetsv1.Gadget{}, 0, cache.Indexers{})
-	var k informers.Kind[*gadgetsv1.Gadget, listersv1.GadgetLister]
+	var k gensupport.Kind[*gadgetsv1.Gadget, listersv1.GadgetLister]
 	k.Init(struct{}{}, gadgetsGVR, &gadgetsv1.Gadget{}, func() cache.SharedIndexInformer {
 		calls++
 		return shared
@@ -307,7 +311,7 @@ func TestKindFallback(t *testing.T) {
 
 // TestLazy: Get builds once.
 func TestLazy(t *testing.T) {
-	var l informers.Lazy[*corev1.Pod]
+	var l gensupport.Lazy[*corev1.Pod]
 	builds := 0
 	build := func() *corev1.Pod { builds++; return &corev1.Pod{} }
 	first, second := l.Get(build), l.Get(build)

@@ -1,0 +1,96 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package binding is what a typed resource of a user's own API group is,
+// once bound to a factory: the form both the factory (the root package)
+// and the support package of generated code (gensupport) speak, so that
+// neither exports it.
+package binding
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/listwatch"
+)
+
+// Resource is a typed resource as its factory holds it once bound.
+type Resource struct {
+	Resource   schema.GroupVersionResource
+	Namespaced bool
+	Type       reflect.Type
+	Example    runtime.Object
+	// Client is the clientset the requests go through: a fake one makes
+	// the informer list and watch rather than stream.
+	Client any
+	// Requests is nil without a client; Missing then names it.
+	Requests func(namespace string) listwatch.Requests
+	Missing  string
+	// Typed wraps a new informer in its type-safe form, which the factory
+	// shares, as for the built-in kinds.
+	Typed func(cache.SharedIndexInformer) cache.SharedIndexInformer
+	// Refused, if set, is why the informer must not run: what Bind found
+	// wrong that only the resource's scope or client could tell.
+	Refused error
+}
+
+// Host is implemented by the factory: it binds resources and serves their
+// informers.
+type Host interface {
+	// BindResource binds r, refused with clientErr if that is set. It
+	// returns the resource as bound (an earlier binding of the same
+	// resource, type and scope is shared), or why it cannot be bound; a
+	// resource bound refused comes back with an error too.
+	BindResource(r *Resource, clientErr error) (*Resource, error)
+	// ResolveBound returns the shared informer of a bound resource, and
+	// the flag that is set once it has been removed.
+	ResolveBound(r *Resource) (cache.SharedIndexInformer, *atomic.Bool)
+}
+
+// ValidateResource says what is wrong with a resource that is not built
+// in: ForResource, ForMetadata, WithResourceOptions and Bind check it.
+func ValidateResource(resource schema.GroupVersionResource) error {
+	var problems []string
+	if resource.Version == "" {
+		problems = append(problems, "the version is empty")
+	} else if msgs := validation.IsDNS1123Label(resource.Version); len(msgs) > 0 {
+		problems = append(problems, fmt.Sprintf("the version %q is invalid: %s", resource.Version, strings.Join(msgs, "; ")))
+	}
+	switch {
+	case resource.Resource == "":
+		problems = append(problems, "the resource is empty")
+	case strings.Contains(resource.Resource, "/"):
+		problems = append(problems, fmt.Sprintf("%q names a subresource; informers watch whole resources", resource.Resource))
+	case strings.ToLower(resource.Resource) != resource.Resource:
+		problems = append(problems, fmt.Sprintf("the resource %q is not lower case (resources are plural and lower case)", resource.Resource))
+	}
+	if resource.Group != "" {
+		if msgs := validation.IsDNS1123Subdomain(resource.Group); len(msgs) > 0 {
+			problems = append(problems, fmt.Sprintf("the group %q is invalid: %s", resource.Group, strings.Join(msgs, "; ")))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
