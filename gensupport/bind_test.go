@@ -31,12 +31,12 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
-	"github.com/kubeinformers/informers/gensupport"
 	gadgetsv1 "github.com/kubeinformers/informers/examples/crd/apis/gadgets/v1"
 	"github.com/kubeinformers/informers/examples/crd/client/clientset/versioned"
 	crdfake "github.com/kubeinformers/informers/examples/crd/client/clientset/versioned/fake"
 	"github.com/kubeinformers/informers/examples/crd/client/informers/externalversions"
 	listersv1 "github.com/kubeinformers/informers/examples/crd/client/listers/gadgets/v1"
+	"github.com/kubeinformers/informers/gensupport"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
 

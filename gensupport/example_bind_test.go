@@ -28,10 +28,10 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubeinformers/informers"
-	"github.com/kubeinformers/informers/gensupport"
 	gadgetsv1 "github.com/kubeinformers/informers/examples/crd/apis/gadgets/v1"
 	"github.com/kubeinformers/informers/examples/crd/client/clientset/versioned"
 	crdfake "github.com/kubeinformers/informers/examples/crd/client/clientset/versioned/fake"
+	"github.com/kubeinformers/informers/gensupport"
 )
 
 // ExampleBind binds a custom resource's typed informer, with a clientset

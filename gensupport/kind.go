@@ -115,4 +115,3 @@ type Lazy[V any] struct {
 
 // Get returns the value, building it with build on the first call.
 func (l *Lazy[V]) Get(build func() V) V { return l.l.Get(build) }
-
