@@ -35,22 +35,15 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// Lean memory
-//
-// An informer keeps every object it has seen in full. Three things make
-// that cache larger than it needs to be: metadata.managedFields (about a
-// third of a typical object, and rarely read by controllers), strings that
-// every object repeats (label keys, namespace, image, node name, …) and
-// sub-structures that many objects hold identically (the labels map and the
-// container specs of every Pod of one ReplicaSet). The transforms below
-// remove, intern and share them; BENCHMARKS.md has the measured effect.
-//
-// Sharing relies on client-go's contract that objects returned by an
-// informer's store or lister are read-only: a caller that modifies a
-// shared map or container in place changes it for every object that shares
-// it. Call DeepCopy before modifying, as that contract already requires,
-// and run tests with KUBE_CACHE_MUTATION_DETECTOR=true: client-go's
-// mutation detector then panics on such a write, with or without sharing.
+// This file holds the lean-memory options and transforms. An informer
+// keeps every object it has seen in full. Three things make that cache
+// larger than it needs to be: metadata.managedFields (about a third of a
+// typical object, and rarely read by controllers), strings that every
+// object repeats (label keys, namespace, image, node name, …) and
+// sub-structures that many objects hold identically (the labels map and
+// the container specs of every Pod of one ReplicaSet). The transforms
+// below remove, intern and share them; BENCHMARKS.md has the measured
+// effect.
 
 // LeanOption changes what [WithLeanMemory] and [TransformLean] do.
 type LeanOption func(*leanConfig)
@@ -77,27 +70,15 @@ func LeanKeepManagedFields() LeanOption {
 	return func(c *leanConfig) { c.keepManagedFields = true }
 }
 
-// LeanInterning turns string interning ([TransformIntern]) on or off; the
-// last LeanInterning of a list wins. It is on by default: with a bounded
-// table of recent strings in front of unique.Make it costs little (it
-// saved 11% of the lean heap at 30,000 Pods and 16% at 100,000, for 1.7 µs
-// of the 95 µs of CPU a Pod costs to sync; BENCHMARKS.md).
+// LeanInterning turns on or off the interning of the strings cached
+// objects repeat (one shared copy of each, through Go's [unique] package);
+// the last LeanInterning of a list wins. It is on by default: behind a
+// bounded table of recent strings it costs little CPU for the heap it
+// saves (the figures are in the repository's BENCHMARKS.md).
 // LeanInterning(false) leaves strings as decoded.
 func LeanInterning(on bool) LeanOption {
 	return func(c *leanConfig) { c.intern = on }
 }
-
-// LeanIntern turns string interning on.
-//
-// Deprecated: use LeanInterning(true), the one interning switch. LeanIntern
-// goes in the next release.
-func LeanIntern() LeanOption { return LeanInterning(true) }
-
-// LeanNoIntern turns string interning off.
-//
-// Deprecated: use LeanInterning(false), the one interning switch.
-// LeanNoIntern goes in the next release.
-func LeanNoIntern() LeanOption { return LeanInterning(false) }
 
 // LeanNoShare turns sharing of identical maps and sub-structures off.
 func LeanNoShare() LeanOption {
@@ -146,26 +127,16 @@ func strip(obj any) any {
 	return obj
 }
 
-// TransformIntern returns a [cache.TransformFunc] that replaces the strings
-// cached objects repeat (label and annotation keys and values, namespace,
-// generateName, owner references, finalizers, and for Pods node name,
-// images, container, port, env and volume names, conditions, …) by one
-// shared copy, through Go's [unique] package, which is safe for concurrent
-// informers and lets unused strings be collected. It changes no value.
-//
-// Every typed object and [*metav1.PartialObjectMetadata] has its metadata
-// interned; Pods are interned in depth. [*unstructured.Unstructured] passes
-// unchanged.
-func TransformIntern() cache.TransformFunc {
-	return newLeaner(leanConfig{keepManagedFields: true, intern: true, noShare: true}).transform
-}
-
 // TransformLean returns the [cache.TransformFunc] behind [WithLeanMemory],
 // for use with any informer's SetTransform, including client-go's and
 // metadata-only informers. By default it
 //   - removes metadata.managedFields ([LeanKeepManagedFields] keeps them);
-//   - interns repeated strings, as [TransformIntern] does
-//     ([LeanInterning](false) turns that off);
+//   - interns the strings cached objects repeat (label and annotation
+//     keys and values, namespace, generateName, owner references,
+//     finalizers, and for Pods node name, images, container, port, env and
+//     volume names, conditions, …) into one shared copy each, through Go's
+//     [unique] package, which is safe for concurrent informers and lets
+//     unused strings be collected ([LeanInterning](false) turns that off);
 //   - shares identical values between cached objects ([LeanNoShare]):
 //     labels and annotations maps, owner references and finalizers, and for
 //     Pods the containers, volumes, tolerations, node selector, security
@@ -174,11 +145,20 @@ func TransformIntern() cache.TransformFunc {
 //
 // [LeanDropLastApplied] also drops kubectl's last-applied annotation.
 //
+// Every typed object and [*metav1.PartialObjectMetadata] has its metadata
+// made lean; Pods in depth. [*unstructured.Unstructured] and any other
+// object with metadata accessors only lose the dropped fields.
+//
 // The result is semantically equal (apimachinery's equality.Semantic) to
 // the input except for the dropped fields: a nil and an empty slice or map
-// may be exchanged, and equal quantities may be spelt alike. Shared values
-// must not be modified in place; see the package documentation above
-// WithLeanMemory in lean.go, and use DeepCopy before modifying.
+// may be exchanged, and equal quantities may be spelt alike.
+//
+// Sharing relies on client-go's contract that objects returned by an
+// informer's store or lister are read-only: a caller that modifies a
+// shared map or container in place changes it for every object that
+// shares it. Call DeepCopy before modifying, as that contract already
+// requires, and run tests with KUBE_CACHE_MUTATION_DETECTOR=true:
+// client-go's mutation detector then panics on such a write.
 //
 // Each call returns a transform with its own sharing tables, bounded in
 // size; interned strings are process-wide.

@@ -314,8 +314,10 @@ func TestTransformStripManagedFields(t *testing.T) {
 	}
 }
 
-func TestTransformIntern(t *testing.T) {
-	intern := TransformIntern()
+// TestLeanInternOnly: with managedFields kept and sharing off, the lean
+// transform only interns: it changes no value and shares no structure.
+func TestLeanInternOnly(t *testing.T) {
+	intern := TransformLean(LeanKeepManagedFields(), LeanNoShare())
 	a, b := leanTestPod(1, 1), leanTestPod(1, 2)
 	wantA := a.DeepCopy()
 	if unsafe.StringData(a.Spec.Containers[0].Image) == unsafe.StringData(b.Spec.Containers[0].Image) {
@@ -341,10 +343,10 @@ func TestTransformIntern(t *testing.T) {
 	same("owner kind", a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind)
 	same("condition type", string(a.Status.Conditions[0].Type), string(b.Status.Conditions[0].Type))
 	if a.ManagedFields == nil {
-		t.Error("TransformIntern dropped managedFields")
+		t.Error("LeanKeepManagedFields: managedFields dropped")
 	}
 	if &a.Spec.Containers[0] == &b.Spec.Containers[0] {
-		t.Error("TransformIntern shares containers; it should only intern")
+		t.Error("LeanNoShare: containers shared; it should only intern")
 	}
 }
 
@@ -608,9 +610,8 @@ func TestLeanRichPod(t *testing.T) {
 	}
 }
 
-// TestLeanInterningSwitch checks the one interning switch: the last
-// LeanInterning wins, and the deprecated LeanIntern and LeanNoIntern are
-// LeanInterning(true) and LeanInterning(false).
+// TestLeanInterningSwitch checks the one interning switch: on by default,
+// and the last LeanInterning wins.
 func TestLeanInterningSwitch(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -622,8 +623,6 @@ func TestLeanInterningSwitch(t *testing.T) {
 		{"off", []LeanOption{LeanInterning(false)}, false},
 		{"on, then off", []LeanOption{LeanInterning(true), LeanInterning(false)}, false},
 		{"off, then on", []LeanOption{LeanInterning(false), LeanInterning(true)}, true},
-		{"LeanIntern", []LeanOption{LeanIntern()}, true},
-		{"LeanIntern, then LeanNoIntern", []LeanOption{LeanIntern(), LeanNoIntern()}, false},
 	} {
 		a, b := leanTestPod(0, 1), leanTestPod(0, 2)
 		lean := TransformLean(tc.options...)

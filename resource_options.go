@@ -56,7 +56,7 @@ import (
 //     has; they may not redefine it.
 //   - ListMode, if set, replaces the factory's [WithListMode].
 //   - ShardSelector replaces the factory's shard ([WithShardSelector],
-//     [WithShard], [WithNamespaceShard] or [WithShardMembership]) for this
+//     [WithShard] or [WithShardMembership]) for this
 //     resource; an empty one ([apisharding.Everything]) leaves the resource
 //     unsharded.
 type ResourceOptions struct {

@@ -198,7 +198,7 @@ type shardSource struct {
 	// selector.
 	field sharding.Field
 	// nsOnly leaves cluster-scoped resources unsharded (a namespace key
-	// given by WithNamespaceShard or a membership).
+	// given by WithShard or WithShardMembership).
 	nsOnly bool
 
 	mu      sync.Mutex
