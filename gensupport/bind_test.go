@@ -135,7 +135,7 @@ func TestBindBadInput(t *testing.T) {
 	}
 
 	t.Run("not our factory", func(t *testing.T) {
-		if _, err := gensupport.Bind[versioned.Interface](nil, client, gadgetsResource()); err == nil || !strings.Contains(err.Error(), "not one of this package's") {
+		if _, err := gensupport.Bind[versioned.Interface](nil, client, gadgetsResource()); err == nil || !strings.Contains(err.Error(), "not one of package informers'") {
 			t.Errorf("Bind(nil factory) = %v", err)
 		}
 	})
