@@ -116,7 +116,8 @@ func (f *sharedInformerFactory) checkScope(r *binding.Resource) error {
 // ResolveBound implements binding.Host: the generated kind accessors of a
 // bound resource get their informer here.
 func (f *sharedInformerFactory) ResolveBound(r *binding.Resource) (cache.SharedIndexInformer, *atomic.Bool) {
-	e := f.informerFor(boundRequest(r))
+	req := boundRequest(r)
+	e := f.informerFor(req)
 	return e.informer, &e.removed
 }
 
@@ -136,7 +137,8 @@ func (f *sharedInformerFactory) boundInformer(resource schema.GroupVersionResour
 	if r == nil {
 		return nil
 	}
-	return f.informerFor(boundRequest(r)).informer
+	req := boundRequest(r)
+	return f.informerFor(req).informer
 }
 
 func scope(namespaced bool) string {

@@ -86,7 +86,8 @@ func (f *sharedInformerFactory) lookup(id InformerID) *entry {
 func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
 	informerType := reflect.TypeOf(obj)
 	if r := f.boundType(informerType); r != nil {
-		return f.informerFor(boundRequest(r)).informer
+		req := boundRequest(r)
+		return f.informerFor(req).informer
 	}
 	// typeResources names the resource of a built-in type, so that its
 	// options apply and RemoveInformer and Ready can name it.
@@ -105,7 +106,7 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 func (f *sharedInformerFactory) ResolveTyped(req *accessor.Request) (cache.SharedIndexInformer, *atomic.Bool) {
 	r := request{
 		id:         InformerID{Form: FormTyped, Resource: req.Resource, Type: reflect.TypeOf(req.Example)},
-		namespaced: IsNamespaced(req.Resource),
+		namespaced: namespacedResources[req.Resource], // IsNamespaced
 		group:      true, namespace: req.Namespace, tweak: req.Tweak,
 		missing: "the kubernetes.Interface is nil", client: f.client, example: req.Example,
 		typed: req.Typed,

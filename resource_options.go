@@ -95,11 +95,11 @@ type ResourceOptions struct {
 // [NewSharedInformerFactoryWithOptions]).
 func WithResourceOptions(resource schema.GroupVersionResource, options ResourceOptions) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		errs := checkResourceOptions(resource, options)
 		if _, dup := factory.resourceOptions[resource]; dup {
 			factory.invalidNarrowing(fmt.Errorf("WithResourceOptions(%v): given twice", resource), informersOf(resource))
 			return factory
 		}
-		errs := checkResourceOptions(resource, options)
 		if len(errs) > 0 {
 			factory.invalidNarrowing(fmt.Errorf("WithResourceOptions(%v): %w", resource, errors.Join(errs...)), informersOf(resource))
 			return factory
@@ -118,13 +118,14 @@ func WithResourceOptions(resource schema.GroupVersionResource, options ResourceO
 // as far as can be told without the rest of the factory's options.
 func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOptions) []error {
 	var errs []error
-	if isBuiltIn(resource) {
-		if len(o.Namespaces) > 0 && !IsNamespaced(resource) {
+	builtIn, namespaced, hint := isBuiltIn(resource), IsNamespaced(resource), suggest(resource)
+	if builtIn {
+		if len(o.Namespaces) > 0 && !namespaced {
 			errs = append(errs, fmt.Errorf("namespaces %q set on a cluster-scoped resource", o.Namespaces))
 		}
 	} else if err := validateResource(resource); err != nil {
 		errs = append(errs, err)
-	} else if hint := suggest(resource); hint != "" {
+	} else if hint != "" {
 		errs = append(errs, fmt.Errorf("not a known resource%s", hint))
 	}
 	if o.Namespaces != nil {
@@ -138,7 +139,7 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 	if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
 		errs = append(errs, fmt.Errorf("FieldSelector %q: %w", o.FieldSelector, err))
 	}
-	if sel := o.ShardSelector; sel != nil && isBuiltIn(resource) && !IsNamespaced(resource) {
+	if sel := o.ShardSelector; sel != nil && builtIn && !namespaced {
 		for _, r := range sel.Requirements() {
 			if r.Key == string(sharding.FieldNamespace) {
 				errs = append(errs, fmt.Errorf("shard %s: a cluster-scoped resource cannot be sharded by namespace", sel))
