@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package gensupport is what the code kubeinformers-gen generates for a
 // user's own API groups builds on: typed resources ([TypedResource]),
 // binding them to a factory of package informers ([Bind]) so that their

@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package binding is what a typed resource of a user's own API group is,
 // once bound to a factory: the form both the factory (the root package)
 // and the support package of generated code (gensupport) speak, so that
