@@ -342,3 +342,20 @@ func TestInformerGenMode(t *testing.T) {
 		}
 	}
 }
+
+// TestReservedGroupNames: a group whose package would take the name of one
+// of the library's own packages is refused, naming the group.
+func TestReservedGroupNames(t *testing.T) {
+	if err := checkReservedNames([]Group{{Name: "gadgets.example.com", Dir: "gadgets", PkgName: "gadgets"}}); err != nil {
+		t.Errorf("an ordinary group: %v", err)
+	}
+	for _, name := range []string{"gensupport", "internalinterfaces", "internal"} {
+		err := checkReservedNames([]Group{{Name: name + ".example.com", Dir: name, PkgName: name}})
+		if err == nil || !strings.Contains(err.Error(), name+".example.com") {
+			t.Errorf("group %s: %v, want an error naming the group", name, err)
+		}
+		if _, err := emitExternal(extConfig{}, []Group{{Name: name + ".example.com", Dir: name, PkgName: name}}); err == nil {
+			t.Errorf("emitExternal accepted a group named %s", name)
+		}
+	}
+}
