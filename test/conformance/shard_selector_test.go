@@ -328,7 +328,7 @@ func TestShardSelectorBadInput(t *testing.T) {
 		want []string
 	}{
 		{"selector then WithShard", []informers.SharedInformerOption{informers.WithShardSelector(twoRanges()), informers.WithShard(sharding.FieldUID, 0, 2)}, []string{"WithShard(sharding.FieldUID, 0, 2)", "already sharded by WithShardSelector", "0xc000000000000000"}},
-		{"WithShard then selector", []informers.SharedInformerOption{informers.WithShard(sharding.FieldUID, 0, 2), informers.WithShardSelector(twoRanges())}, []string{"WithShardSelector", "already sharded by WithShard(0, 2)"}},
+		{"WithShard then selector", []informers.SharedInformerOption{informers.WithShard(sharding.FieldUID, 0, 2), informers.WithShardSelector(twoRanges())}, []string{"WithShardSelector", "already sharded by WithShard(sharding.FieldUID, 0, 2)"}},
 		{"nil selector then WithShard by namespace", []informers.SharedInformerOption{informers.WithShardSelector(nil), informers.WithShard(sharding.FieldNamespace, 0, 2)}, []string{"WithShard(sharding.FieldNamespace, 0, 2)", "WithShardSelector(nil)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
