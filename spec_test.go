@@ -1,0 +1,139 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/sharding"
+)
+
+// settableInformer is an informer built by InformerFor's newFunc that
+// takes a shard selector and may refuse what the factory gives it.
+type settableInformer struct {
+	cache.SharedIndexInformer
+	selectorErr, transformErr, handlerErr error
+	selector                              apisharding.Selector
+}
+
+func (s *settableInformer) SetShardSelector(sel apisharding.Selector) error {
+	s.selector = sel
+	return s.selectorErr
+}
+
+func (s *settableInformer) SetTransform(cache.TransformFunc) error { return s.transformErr }
+
+func (s *settableInformer) SetWatchErrorHandlerWithContext(cache.WatchErrorHandlerWithContext) error {
+	return s.handlerErr
+}
+
+// TestNewFuncShard: an informer built by InformerFor's newFunc gets a
+// static shard through its own SetShardSelector; if it refuses it, the
+// informer is refused (fail closed), naming the error. A transform or an
+// error handler it refuses is logged, not fatal.
+func TestNewFuncShard(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		inf     *settableInformer
+		refused string
+	}{
+		{"takes it", &settableInformer{}, ""},
+		{"refuses it", &settableInformer{selectorErr: errors.New("no shards here")}, "not started: no shards here"},
+		{"refuses transform and handler", &settableInformer{transformErr: errors.New("running"), handlerErr: errors.New("running")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := New(fake.NewClientset(), 0, WithShard(sharding.FieldUID, 0, 2), WithTransform(TransformStripManagedFields()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.InformerFor(&corev1.Secret{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+				tc.inf.SharedIndexInformer = cache.NewSharedIndexInformer(nil, &corev1.Secret{}, resync, cache.Indexers{})
+				return tc.inf
+			})
+			if tc.inf.selector == nil || !strings.Contains(tc.inf.selector.String(), "object.metadata.uid") {
+				t.Errorf("SetShardSelector got %v, want the factory's uid shard", tc.inf.selector)
+			}
+			e := f.(*sharedInformerFactory).byType[typeOfSecret]
+			switch {
+			case tc.refused == "" && e.refused != nil:
+				t.Errorf("refused: %v", e.refused)
+			case tc.refused != "" && (e.refused == nil || !strings.Contains(e.refused.Error(), tc.refused)):
+				t.Errorf("refused: %v, want %q", e.refused, tc.refused)
+			}
+		})
+	}
+}
+
+var typeOfSecret = reflect.TypeFor[*corev1.Secret]()
+
+// TestNewFuncMembership: an informer built by InformerFor's newFunc cannot
+// follow a membership, whose ranges a fixed selector cannot track: its
+// spec is refused before anything is built.
+func TestNewFuncMembership(t *testing.T) {
+	f := newFactory(fake.NewClientset(), 0, nil)
+	f.shard, f.shardOption = membershipShard(sharding.FieldUID), "WithShardMembership"
+	s := f.resolveSpec(request{
+		id:          InformerID{Form: FormTyped, Type: typeOfSecret},
+		namespaced:  true,
+		newInformer: func(time.Duration) cache.SharedIndexInformer { return nil },
+	})
+	if s.refused == nil || !strings.Contains(s.refused.Error(), "cannot follow a shard membership") {
+		t.Errorf("refused: %v, want the membership named", s.refused)
+	}
+	if s.departures != nil || s.pretransform != nil {
+		t.Error("a newFunc informer got the factory's list/watch transforms")
+	}
+}
+
+// TestChainTransformsError: the chain stops at the first transform that
+// fails.
+func TestChainTransformsError(t *testing.T) {
+	failed := errors.New("first failed")
+	called := false
+	chain := chainTransforms(
+		func(any) (any, error) { return nil, failed },
+		func(obj any) (any, error) { called = true; return obj, nil })
+	if _, err := chain(1); !errors.Is(err, failed) || called {
+		t.Errorf("chain: %v (second called: %v), want the first's error and no second call", err, called)
+	}
+}
+
+// TestHealthSources: the health of an informer over several namespaces
+// names each failing one, in order, until it succeeds again.
+func TestHealthSources(t *testing.T) {
+	var h health
+	h.observe("b", errors.New("forbidden b"))
+	h.observe("a", errors.New("forbidden a"))
+	if err := h.last(); err == nil || err.Error() != "namespace a: forbidden a; namespace b: forbidden b" {
+		t.Errorf("last: %v", err)
+	}
+	h.observe("a", nil)
+	h.observe("b", nil)
+	if err := h.last(); err != nil {
+		t.Errorf("last after success: %v", err)
+	}
+}
