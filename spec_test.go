@@ -70,7 +70,7 @@ func TestNewFuncShard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.InformerFor(&corev1.Secret{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+			f.InformerFor(&corev1.Secret{}, func(_ kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 				tc.inf.SharedIndexInformer = cache.NewSharedIndexInformer(nil, &corev1.Secret{}, resync, cache.Indexers{})
 				return tc.inf
 			})

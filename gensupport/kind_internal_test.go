@@ -51,7 +51,7 @@ func TestResolverFactories(t *testing.T) {
 	stop := make(chan struct{})
 	b.Start(stop)
 	close(stop)
-	secrets := b.InformerFor(&corev1.Secret{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+	secrets := b.InformerFor(&corev1.Secret{}, func(_ kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		return cache.NewSharedIndexInformer(nil, &corev1.Secret{}, resync, cache.Indexers{})
 	})
 	if secrets != factory.InformerFor(&corev1.Secret{}, nil) {
