@@ -14,114 +14,134 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command quickstart is a tour of github.com/kubeinformers/informers: the
-// client-go API it keeps and what it adds, one short function per idea.
+// Command quickstart is the smallest complete program with
+// github.com/kubeinformers/informers: a factory, a typed informer with an
+// event handler, a lister query, lean caches and a readiness check. It runs
+// on an in-memory cluster (client-go's fake clientset), so it needs nothing
+// but Go:
 //
-//	go run ./examples/quickstart                              # in-memory demo cluster
-//	go run ./examples/quickstart --kubeconfig ~/.kube/config  # a real cluster, read-only
+//	go run ./examples/quickstart
 //
-// Without --kubeconfig and without $KUBECONFIG it runs against client-go's
-// fake clientsets (typed, dynamic and metadata) seeded with a small shop:
-// three namespaces, deployments, pods, services, config maps and a custom
-// resource, widgets.example.com. In order, it shows
-//
-//  1. New, and the error it returns for a bad option (NewForConfig on a real
-//     cluster);
-//  2. typed informers, handlers and listers, exactly as in client-go;
-//  3. lean caches (WithLeanMemory): no managedFields;
-//  4. ForResource for a custom resource (a dynamic informer) and
-//     ForMetadata;
-//  5. Ready and SyncStatus, an informer that cannot sync, and RemoveInformer;
-//  6. WithNamespaces and WithResourceOptions (with
-//     TransformStripManagedFields);
-//  7. sharding with WithShardSelector, client-go v0.38's option;
-//  8. on the demo cluster, a few changes and the events they cause.
-//
-// The informers' own log lines (klog, on stderr) are off unless -logs: the
-// tour prints what they report, such as the failed list of section 5.
-//
-// With --kubeconfig or $KUBECONFIG it does the same against that cluster but
-// only lists and watches: no objects are created, changed or deleted; its
-// custom resource is customresourcedefinitions.apiextensions.k8s.io, which
-// every cluster serves. ~/.kube/config is never picked up implicitly; pass it
-// with --kubeconfig.
+// To watch a real cluster, replace fake.NewClientset(...) with
+// kubernetes.NewForConfig(config). For everything else the library offers,
+// run the tour: go run ./examples/tour.
 package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
+	"slices"
+	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers"
+	corev1informers "github.com/kubeinformers/informers/core/v1"
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of a cluster to watch, read-only (default $KUBECONFIG; with neither, use an in-memory demo cluster)")
-	logs := flag.Bool("logs", false, "also print the log lines of the informers (klog, on stderr); the tour prints what they report")
-	klog.InitFlags(nil)
-	flag.Parse()
-	if !*logs {
-		quietLogs()
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := mainErr(ctx, os.Stdout, *kubeconfig)
-	stop()
-	if err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Stdout, newCluster()); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
 }
 
-// quietLogs drops klog's output. The tour expects some of what informers
-// log, such as the failed list of section 5, and prints it itself.
-func quietLogs() {
-	for name, value := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL"} {
-		if err := flag.Set(name, value); err != nil {
-			panic(err) // klog.InitFlags registered them
+func run(ctx context.Context, out io.Writer, client kubernetes.Interface) error {
+	// New is client-go's NewSharedInformerFactoryWithOptions, but a bad
+	// option is an error here rather than a panic or a silent default.
+	factory, err := informers.New(client, 10*time.Minute,
+		informers.WithNamespace("shop"),
+		informers.WithLeanMemory(), // caches without managedFields, repeated values shared
+	)
+	if err != nil {
+		return err
+	}
+
+	// A typed informer with a typed event handler, as in client-go.
+	pods := factory.Core().V1().Pods()
+	added := make(chan *corev1.Pod, 10)
+	handler, err := pods.TypedInformer().AddTypedEventHandler(corev1informers.PodHandlerFuncs{
+		AddFunc: func(p *corev1.Pod) { added <- p },
+	})
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	factory.StartWithContext(ctx)
+	defer factory.Shutdown() // runs second: waits for the informers that cancel stops
+	defer cancel()
+	if err := factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		return err
+	}
+	// Ready is what a /readyz handler returns: nil, or which informer is
+	// not ready and why.
+	fmt.Fprintln(out, "caches synced, Ready() =", factory.Ready())
+	// The handler gets the initial list after the cache has it.
+	if !cache.WaitForCacheSync(ctx.Done(), handler.HasSynced) {
+		return ctx.Err()
+	}
+	fmt.Fprintln(out, "the handler saw", len(added), "pods in the initial list")
+
+	// A change through the API reaches the handler, then the lister.
+	if _, err := client.CoreV1().Pods("shop").Create(ctx, pod("web-3", "web", "node-b"), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+wait:
+	for {
+		select {
+		case p := <-added:
+			if p.Name == "web-3" {
+				fmt.Fprintf(out, "event: added %s/%s on %s\n", p.Namespace, p.Name, p.Spec.NodeName)
+				break wait
+			}
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	klog.SetOutput(io.Discard)
-}
 
-// cluster is what the tour runs against.
-type cluster struct {
-	name string
-	// constructor names what newFactory calls, for the output.
-	constructor string
-	// newFactory builds a factory for this cluster with options:
-	// informers.New with the demo's fake clients, or informers.NewForConfig.
-	newFactory func(options ...informers.SharedInformerOption) (informers.Factory, error)
-	// client reaches the same cluster, for the demo's writes and to compare
-	// the cache with what the API serves.
-	client kubernetes.Interface
-	// writable is true for the demo cluster: only there does the tour write.
-	writable bool
-	q        queries
-}
-
-func mainErr(ctx context.Context, out io.Writer, kubeconfig string) error {
-	var c cluster
-	if kubeconfig == "" && os.Getenv("KUBECONFIG") == "" {
-		demo, err := newDemoClients()
+	// Listers read the cache: no request, and no allocation to get one.
+	web, err := pods.Lister().Pods("shop").List(labels.SelectorFromSet(labels.Set{"app": "web"}))
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(web, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	fmt.Fprintln(out, "lister: pods in shop with app=web:", len(web))
+	for _, cached := range web { // read-only: DeepCopy before changing one
+		served, err := client.CoreV1().Pods("shop").Get(ctx, cached.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		c = demo.cluster()
-	} else {
-		fromConfig, err := realCluster(kubeconfig)
-		if err != nil {
-			return err
-		}
-		c = fromConfig
+		fmt.Fprintf(out, "  %s on %s, managedFields: %d served, %d cached\n",
+			cached.Name, cached.Spec.NodeName, len(served.ManagedFields), len(cached.ManagedFields))
 	}
-	fmt.Fprintln(out, "cluster:", c.name)
-	return run(ctx, out, c)
+	return nil
+}
+
+// newCluster is an in-memory cluster with three pods in namespace shop.
+func newCluster() kubernetes.Interface {
+	return fake.NewClientset(pod("web-1", "web", "node-a"), pod("web-2", "web", "node-b"), pod("db-0", "db", "node-a"))
+}
+
+// pod is a Pod of the shop namespace as an API server returns it, with the
+// managedFields entry that WithLeanMemory leaves out of the cache.
+func pod(name, app, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "shop", Name: name, Labels: map[string]string{"app": app},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}},
+		},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: app, Image: app + ":1.0"}}},
+	}
 }

@@ -73,7 +73,7 @@ var (
 	}
 )
 
-// tour is the main factory of the quickstart, its listers and what its
+// tour is the main factory of the tour, its listers and what its
 // handlers saw. Each section is one of its methods.
 type tour struct {
 	out     io.Writer
@@ -92,7 +92,7 @@ type tour struct {
 	configMaps  listerscorev1.ConfigMapLister
 }
 
-// run is the whole quickstart, one section per idea. On the demo cluster
+// run is the whole tour, one section per idea. On the demo cluster
 // (c.writable) it ends by changing a few objects; otherwise it only lists
 // and watches.
 func run(ctx context.Context, out io.Writer, c cluster) error {

@@ -155,7 +155,7 @@ func demoMetadata() []runtime.Object {
 	return out
 }
 
-// demoObjects is the in-memory cluster the quickstart runs on without a
+// demoObjects is the in-memory cluster the tour runs on without a
 // kubeconfig: a web shop, its payment API and its monitoring, on two nodes.
 // Pods carry the labels and owner references a Deployment's ReplicaSet
 // gives them.
@@ -196,20 +196,20 @@ func demoObjects() []runtime.Object {
 }
 
 // change is one write of the demo burst. Each causes exactly one event in
-// the quickstart's handlers.
+// the tour's handlers.
 type change struct {
 	what string
 	do   func(ctx context.Context, client kubernetes.Interface) error
 }
 
-// demoChanges is what the quickstart does to the demo cluster once the
+// demoChanges is what the tour does to the demo cluster once the
 // caches are in sync: a rollout replaces a pending web pod, an operator
 // raises the log level, a feature flag appears and old alert rules go.
 func demoChanges() []change {
 	newPod := pod("shop", "web", "6d9f7c8b5", "h4j5k", corev1.PodPending, "node-b")
 	return []change{
 		{"create pod shop/" + newPod.Name, func(ctx context.Context, client kubernetes.Interface) error {
-			_, err := client.CoreV1().Pods("shop").Create(ctx, newPod, metav1.CreateOptions{FieldManager: "quickstart"})
+			_, err := client.CoreV1().Pods("shop").Create(ctx, newPod, metav1.CreateOptions{FieldManager: "tour"})
 			return err
 		}},
 		{"mark pod shop/" + newPod.Name + " Running", func(ctx context.Context, client kubernetes.Interface) error {
@@ -218,7 +218,7 @@ func demoChanges() []change {
 				return err
 			}
 			p.Status.Phase = corev1.PodRunning
-			_, err = client.CoreV1().Pods("shop").UpdateStatus(ctx, p, metav1.UpdateOptions{FieldManager: "quickstart"})
+			_, err = client.CoreV1().Pods("shop").UpdateStatus(ctx, p, metav1.UpdateOptions{FieldManager: "tour"})
 			return err
 		}},
 		{"delete pod shop/web-6d9f7c8b5-x9c2p", func(ctx context.Context, client kubernetes.Interface) error {
@@ -230,12 +230,12 @@ func demoChanges() []change {
 				return err
 			}
 			cm.Data["LOG_LEVEL"] = "debug"
-			_, err = client.CoreV1().ConfigMaps("shop").Update(ctx, cm, metav1.UpdateOptions{FieldManager: "quickstart"})
+			_, err = client.CoreV1().ConfigMaps("shop").Update(ctx, cm, metav1.UpdateOptions{FieldManager: "tour"})
 			return err
 		}},
 		{"create configmap payments/feature-flags", func(ctx context.Context, client kubernetes.Interface) error {
 			cm := configMap("payments", "feature-flags", map[string]string{"NEW_CHECKOUT": "true"})
-			_, err := client.CoreV1().ConfigMaps("payments").Create(ctx, cm, metav1.CreateOptions{FieldManager: "quickstart"})
+			_, err := client.CoreV1().ConfigMaps("payments").Create(ctx, cm, metav1.CreateOptions{FieldManager: "tour"})
 			return err
 		}},
 		{"delete configmap monitoring/alert-rules", func(ctx context.Context, client kubernetes.Interface) error {

@@ -33,7 +33,7 @@ func realCluster(kubeconfig string) (cluster, error) {
 	if err != nil {
 		return cluster{}, fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	config.UserAgent = "kubeinformers-quickstart"
+	config.UserAgent = "kubeinformers-tour"
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return cluster{}, err
