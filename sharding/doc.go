@@ -16,8 +16,8 @@ limitations under the License.
 
 // Package sharding splits the objects of a resource between the replicas of
 // a controller with the API server's sharded list and watch (KEP-5866,
-// feature gate ShardedListAndWatch: alpha in Kubernetes 1.36 and 1.37, beta
-// and on by default in 1.38).
+// feature gate ShardedListAndWatch: alpha since Kubernetes 1.36, so off by
+// default in 1.36 and 1.37; beta, on by default, is planned for 1.38).
 //
 // # This package or k8s.io/apimachinery/pkg/sharding
 //
