@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package docs checks the repository's Markdown documentation: README.md,
-// README.ja.md and every page under docs/.
+// Package docs checks the documentation a newcomer reads: README.md,
+// README.ja.md, every page under docs/, and the quickstart example.
 package docs
 
 import (
@@ -35,6 +35,10 @@ import (
 // the detail on the pages under docs/.
 const maxReadme = 16000
 
+// maxQuickstart is how many lines of Go, tests aside, examples/quickstart
+// may have: a program a newcomer reads in a minute and copies.
+const maxQuickstart = 150
+
 // TestDocs checks the documentation of this repository.
 func TestDocs(t *testing.T) {
 	for _, problem := range check(filepath.Join("..", "..")) {
@@ -44,8 +48,8 @@ func TestDocs(t *testing.T) {
 
 // TestCheckFindsProblems checks that check reports each kind of problem:
 // a link to a missing file, a link to a missing heading, a page without
-// its Japanese twin and the other way round, and a README.md that is too
-// large.
+// its Japanese twin and the other way round, a README.md that is too
+// large, and a quickstart that is too long.
 func TestCheckFindsProblems(t *testing.T) {
 	root := t.TempDir()
 	write := func(name, content string) {
@@ -65,6 +69,9 @@ func TestCheckFindsProblems(t *testing.T) {
 	write("docs/ja/a.md", "# 見出しと（テスト）\n\n[戻る](../../README.ja.md#題名)\n")
 	write("docs/only-en.md", "# Only English\n")
 	write("docs/ja/only-ja.md", "# 日本語だけ\n")
+	write("examples/quickstart/main.go", strings.Repeat("//\n", maxQuickstart-10))
+	write("examples/quickstart/more.go", strings.Repeat("//\n", 11))
+	write("examples/quickstart/main_test.go", strings.Repeat("//\n", 100))
 
 	got := check(root)
 	want := []string{
@@ -74,6 +81,7 @@ func TestCheckFindsProblems(t *testing.T) {
 		`README.ja.md: [bad anchor](docs/ja/a.md#ない): docs/ja/a.md has no heading for #ない`,
 		`docs/only-en.md has no Japanese twin docs/ja/only-en.md`,
 		`docs/ja/only-ja.md has no English twin docs/only-ja.md`,
+		fmt.Sprintf("examples/quickstart: %d lines of Go outside tests, more than %d", maxQuickstart+1, maxQuickstart),
 	}
 	slices.Sort(got)
 	slices.Sort(want)
@@ -120,7 +128,36 @@ func check(root string) []string {
 			}
 		}
 	}
+	if n, err := quickstartLines(root); err != nil {
+		problems = append(problems, err.Error())
+	} else if n > maxQuickstart {
+		problems = append(problems, fmt.Sprintf("examples/quickstart: %d lines of Go outside tests, more than %d", n, maxQuickstart))
+	}
 	return problems
+}
+
+// quickstartLines counts the lines of the .go files of examples/quickstart
+// other than tests.
+func quickstartLines(root string) (int, error) {
+	files, err := filepath.Glob(filepath.Join(root, "examples", "quickstart", "*.go"))
+	if err != nil {
+		return 0, err
+	}
+	if len(files) == 0 {
+		return 0, errors.New("examples/quickstart: no Go files")
+	}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		text, err := os.ReadFile(f)
+		if err != nil {
+			return 0, err
+		}
+		n += strings.Count(string(text), "\n")
+	}
+	return n, nil
 }
 
 type link struct{ text, target string }
