@@ -41,7 +41,7 @@ const maxQuickstart = 150
 
 // TestDocs checks the documentation of this repository.
 func TestDocs(t *testing.T) {
-	for _, problem := range check(filepath.Join("..", "..")) {
+	for _, problem := range check("..") {
 		t.Error(problem)
 	}
 }
