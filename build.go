@@ -130,7 +130,9 @@ func build(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, *informerSh
 		}
 		informer = multinamespace.New(perNamespace)
 	}
-	informer = newFactoryInformer(informer, shard, h.gate, spec.departures, spec.pretransform)
+	fi := newFactoryInformer(informer, shard, h.gate, spec.departures, spec.pretransform)
+	fi.transform, fi.metrics, h.metrics.base = spec.informerTransform, &h.metrics, fi // metrics.go
+	informer = fi
 	if spec.typed != nil {
 		informer = spec.typed(informer)
 	}

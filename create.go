@@ -50,6 +50,7 @@ func (f *sharedInformerFactory) informerFor(req request) *entry {
 	}
 	spec := f.resolveSpec(req)
 	h := newHooks(spec)
+	h.metrics.shard = &f.shardMetrics // metrics.go
 	informer, shard, refused := build(spec, h)
 	e := &entry{id: spec.id, informer: informer, hooks: h, shard: shard, refused: spec.refused}
 	if e.refused == nil {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,6 +120,11 @@ type sharedInformerFactory struct {
 	// followingMembership is set by the first Start under
 	// WithShardMembership.
 	followingMembership bool
+
+	// Metrics (metrics.go): the default name reserved for the factory
+	// label, and the shard metrics while following a membership.
+	defaultName  *cache.InformerName
+	shardMetrics atomic.Pointer[shardMetrics]
 }
 
 var (

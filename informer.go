@@ -57,6 +57,14 @@ type factoryInformer struct {
 	// pretransform transforms list pages with the factory's transform
 	// (internal/listwatch); a transform set later replaces it.
 	pretransform *listwatch.Pretransform
+
+	// Metrics (metrics.go): the transform given to the informer, which
+	// the handler-lag stamp wraps at start, the stamps, and the handlers
+	// whose lag is measured.
+	transform   cache.TransformFunc
+	metrics     *metricsHooks
+	arrivals    arrivals
+	meteredRegs sync.Map
 }
 
 var (
@@ -88,6 +96,7 @@ func (i *factoryInformer) SetTransform(transform cache.TransformFunc) error {
 	if err := i.SharedIndexInformer.SetTransform(transform); err != nil {
 		return err
 	}
+	i.transform = transform
 	if i.pretransform != nil {
 		i.pretransform.Stop() // list pages now reach the new transform whole
 	}
@@ -123,6 +132,7 @@ func (i *factoryInformer) Run(stopCh <-chan struct{}) {
 // done, and closes its sync checker once it has synced.
 func (i *factoryInformer) RunWithContext(ctx context.Context) {
 	i.shard.start()
+	i.stampArrivals() // metrics.go
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	stop := make(chan struct{})

@@ -50,7 +50,8 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 		// Follow the Lease-based assignment for as long as the first
 		// Start's context; the informers switch ranges as it changes.
 		f.followingMembership = true
-		f.wg.Go(func() { f.shard.follow(ctx, f.membership) })
+		sm := f.startShardMetrics() // metrics.go
+		f.wg.Go(func() { f.shard.follow(ctx, f.membership, sm) })
 	}
 	for _, e := range f.all() {
 		if e.done != nil {
@@ -59,6 +60,7 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 		ictx, cancel := context.WithCancelCause(ctx)
 		done := make(chan struct{})
 		e.cancel, e.done = cancel, done
+		stopMetrics := f.startMetrics(e) // metrics.go
 		if e.refused != nil {
 			// Counted as started, so that WaitForCacheSync and Ready
 			// report it, but never run.
@@ -67,6 +69,9 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 		}
 		f.wg.Go(func() {
 			defer close(done)
+			if stopMetrics != nil {
+				defer stopMetrics()
+			}
 			e.informer.RunWithContext(ictx)
 		})
 	}
@@ -80,6 +85,7 @@ func (f *sharedInformerFactory) Shutdown() {
 	f.lock.Unlock()
 
 	f.wg.Wait()
+	f.dropAllMetrics() // metrics.go
 	f.informerName.Release()
 }
 
@@ -115,6 +121,7 @@ func (f *sharedInformerFactory) RemoveInformer(resource schema.GroupVersionResou
 			e.cancel(errRemoved)
 			<-e.done
 		}
+		dropMetrics(e) // metrics.go
 		// Release the memory even if someone still holds the informer.
 		if err := e.informer.GetStore().Replace(nil, ""); err != nil {
 			klog.Background().Error(err, "Cannot empty the store of a removed informer", "informer", e.id)

@@ -245,26 +245,27 @@ func (s *shardSource) selector() apisharding.Selector {
 
 // set switches to new ranges (none: own nothing). Every watch of the
 // source hands over to them without ending (internal/listwatch/shard.go).
-func (s *shardSource) set(ranges []sharding.Range) {
+func (s *shardSource) set(ranges []sharding.Range) (changed bool) {
 	var sel apisharding.Selector
 	if len(ranges) > 0 {
 		next, err := sharding.NewSelector(s.field, ranges...)
 		if err != nil {
 			// Ranges come from Membership, which only hands out valid ones.
 			klog.Background().Error(err, "Ignoring an invalid shard assignment", "ranges", ranges)
-			return
+			return false
 		}
 		sel, ranges = next.APISelector(), next.Ranges()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended || (s.sel == nil) == (sel == nil) && (sel == nil || s.sel.String() == sel.String()) {
-		return
+		return false
 	}
 	s.sel, s.ranges = sel, ranges
 	s.gen++
 	close(s.changed)
 	s.changed = make(chan struct{})
+	return true
 }
 
 // end makes the source own nothing for good, without probing: the
@@ -285,7 +286,9 @@ func (s *shardSource) end() {
 // membership stops, for whatever reason, the factory owns nothing: a
 // membership that no longer renews its Lease cannot keep its ranges
 // either, and another member takes them over at the Lease's expiry.
-func (s *shardSource) follow(ctx context.Context, m *sharding.Membership) {
+//
+// sm, if set, is told each assignment (metrics.go).
+func (s *shardSource) follow(ctx context.Context, m *sharding.Membership, sm *shardMetrics) {
 	ch, cancel := m.Subscribe()
 	defer cancel()
 	for {
@@ -295,9 +298,11 @@ func (s *shardSource) follow(ctx context.Context, m *sharding.Membership) {
 		case ranges, ok := <-ch:
 			if !ok {
 				s.end()
+				sm.assigned(nil, 0, false)
 				return
 			}
-			s.set(ranges)
+			changed := s.set(ranges)
+			sm.assigned(ranges, len(m.Assigned()), changed)
 		}
 	}
 }

@@ -48,6 +48,7 @@ type hooks struct {
 	health  health
 	gate    *syncGate // nil for an informer built by InformerFor's newFunc
 	notices notices
+	metrics metricsHooks // metrics.go
 }
 
 // newHooks returns the hooks of the informer of spec.
@@ -65,6 +66,7 @@ func (h *hooks) wire(cfg *listwatch.Config, source string) {
 	cfg.Observe = func(err error) { h.health.observe(source, err) }
 	cfg.Watched = h.gate.watched(cfg.Namespace)
 	cfg.Notice = func(msg string) { h.notices.list.CompareAndSwap(nil, &msg) }
+	cfg.Count, cfg.HandedOver = h.metrics.countRequest, h.metrics.handedOver // metrics.go
 }
 
 // watchErrors records the errors of an informer's watch stream, which

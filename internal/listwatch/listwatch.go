@@ -23,6 +23,7 @@ package listwatch
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -84,6 +85,12 @@ type Config struct {
 	// whether it asked for a watch-list stream (sendInitialEvents), which
 	// stands in for the initial list.
 	Watched func(err error, stream bool)
+	// Count, if set, is told the outcome of every list request (list
+	// true) and every watch request, for the factory's metrics: nil on
+	// success. An empty shard's, which sends none, is not counted.
+	Count func(list bool, err error)
+	// HandedOver, if set, is told how long each shard handover took.
+	HandedOver func(time.Duration)
 	// Shard, if set, shards the informer: see [Sharder].
 	Shard Sharder
 	// Mode is how the informer gets its initial state (listmode.go). The
@@ -148,6 +155,7 @@ func New(cfg Config) *cache.ListWatch {
 		}
 		mode.list(&opts)
 		obj, err := r.List(ctx, opts)
+		cfg.count(true, err)
 		if err == nil && sh != nil {
 			err = sh.afterList(cur, obj, opts.ShardSelector)
 		}
@@ -175,6 +183,7 @@ func New(cfg Config) *cache.ListWatch {
 			}
 		}
 		watched := func(err error) {
+			cfg.count(false, err)
 			observe(err)
 			opened(err)
 		}
@@ -188,4 +197,11 @@ func New(cfg Config) *cache.ListWatch {
 	// Only the context forms: cache.ListWatch's List and Watch fall back
 	// to them with context.Background().
 	return &cache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchFunc}
+}
+
+// count tells Count, if set, a request's outcome.
+func (c *Config) count(list bool, err error) {
+	if c.Count != nil {
+		c.Count(list, err)
+	}
 }

@@ -349,6 +349,7 @@ func (w *shardWatch) run() {
 func (w *shardWatch) probe() {
 	opts := metav1.ListOptions{LabelSelector: w.base.LabelSelector, FieldSelector: w.base.FieldSelector, Limit: 1}
 	_, err := w.r.List(w.ctx, opts)
+	w.s.cfg.count(true, err)
 	w.observe(err)
 }
 
@@ -442,6 +443,10 @@ const handoverWait = 5 * time.Second
 // handover moves the watch to the shard now in force: see [shardWatch]. It
 // returns false when the watch has ended.
 func (w *shardWatch) handover() bool {
+	if h := w.s.cfg.HandedOver; h != nil {
+		start := time.Now()
+		defer func() { h(time.Since(start)) }()
+	}
 	prev, next := w.cur, w.s.cfg.Shard.Current()
 	store := w.s.store()
 	switch {
@@ -599,6 +604,7 @@ func (w *shardWatch) list(tweak func(*metav1.ListOptions), keep func(runtime.Obj
 	opts := metav1.ListOptions{LabelSelector: w.base.LabelSelector, FieldSelector: w.base.FieldSelector}
 	tweak(&opts)
 	list, err := w.r.List(w.ctx, opts)
+	w.s.cfg.count(true, err)
 	w.observe(err)
 	if err != nil {
 		return nil, "", err
@@ -625,6 +631,7 @@ func (w *shardWatch) watchFrom(next Shard, rv string) (watch.Interface, error) {
 	opts.AllowWatchBookmarks = true
 	next.Tweak(&opts)
 	in, err := w.r.Watch(w.ctx, opts)
+	w.s.cfg.count(false, err)
 	w.observe(err)
 	return in, err
 }
