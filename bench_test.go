@@ -30,6 +30,8 @@ import (
 // on every sync, once the informer exists. Each benchmark runs this library
 // (impl=ours) and client-go (impl=upstream) in the same process, so
 // `benchstat -col /impl` compares them side by side (see hack/bench.sh).
+// impl=ours-metrics is ours with its informer running under a metrics
+// provider (metrics.go).
 
 type hotPath struct {
 	name     string
@@ -37,14 +39,16 @@ type hotPath struct {
 	lister   func() any
 }
 
-func hotPaths(client kubernetes.Interface) []hotPath {
+func hotPaths(tb testing.TB, client kubernetes.Interface) []hotPath {
 	ours := informers.NewSharedInformerFactory(client, 0)
+	metered := startedWithMetrics(tb, client)
 	up := upstream.NewSharedInformerFactory(client, 0)
 	// Create the informers first: the benchmarks measure the steady state.
 	ours.Core().V1().Pods().Informer()
 	up.Core().V1().Pods().Informer()
 	return []hotPath{
 		{"ours", func() any { return ours.Core().V1().Pods().Informer() }, func() any { return ours.Core().V1().Pods().Lister() }},
+		{"ours-metrics", func() any { return metered.Core().V1().Pods().Informer() }, func() any { return metered.Core().V1().Pods().Lister() }},
 		{"upstream", func() any { return up.Core().V1().Pods().Informer() }, func() any { return up.Core().V1().Pods().Lister() }},
 	}
 }
@@ -52,7 +56,7 @@ func hotPaths(client kubernetes.Interface) []hotPath {
 var sink any
 
 func BenchmarkPodsInformer(b *testing.B) {
-	for _, p := range hotPaths(fake.NewClientset()) {
+	for _, p := range hotPaths(b, fake.NewClientset()) {
 		b.Run("impl="+p.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -63,7 +67,7 @@ func BenchmarkPodsInformer(b *testing.B) {
 }
 
 func BenchmarkPodsLister(b *testing.B) {
-	for _, p := range hotPaths(fake.NewClientset()) {
+	for _, p := range hotPaths(b, fake.NewClientset()) {
 		b.Run("impl="+p.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -74,7 +78,7 @@ func BenchmarkPodsLister(b *testing.B) {
 }
 
 func BenchmarkPodsListerParallel(b *testing.B) {
-	for _, p := range hotPaths(fake.NewClientset()) {
+	for _, p := range hotPaths(b, fake.NewClientset()) {
 		b.Run("impl="+p.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
@@ -89,7 +93,7 @@ func BenchmarkPodsListerParallel(b *testing.B) {
 }
 
 func BenchmarkPodsInformerParallel(b *testing.B) {
-	for _, p := range hotPaths(fake.NewClientset()) {
+	for _, p := range hotPaths(b, fake.NewClientset()) {
 		b.Run("impl="+p.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
