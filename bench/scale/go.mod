@@ -4,7 +4,9 @@ go 1.26.0
 
 require (
 	github.com/kubeinformers/informers v0.0.0-00010101000000-000000000000
+	github.com/kubeinformers/informers/metrics v0.0.0-00010101000000-000000000000
 	github.com/kubeinformers/informers/test/e2e v0.0.0-00010101000000-000000000000
+	github.com/prometheus/client_golang v1.24.0
 	gonum.org/v1/plot v0.17.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -51,7 +53,6 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
-	github.com/prometheus/client_golang v1.24.0 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.70.0 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
@@ -88,5 +89,6 @@ require (
 
 replace (
 	github.com/kubeinformers/informers => ../..
+	github.com/kubeinformers/informers/metrics => ../../metrics
 	github.com/kubeinformers/informers/test/e2e => ../../test/e2e
 )

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	upstream "k8s.io/client-go/informers"
@@ -32,6 +33,7 @@ import (
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/metrics"
 )
 
 // running is a synced variant: what it holds stays reachable through it
@@ -68,6 +70,12 @@ const (
 var variants = []variant{
 	{"upstream", "k8s.io/client-go/informers v0.37.2, defaults", runUpstream},
 	{"ours", "this library, defaults", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runOurs(ctx, cfg)
+	}},
+	{"ours-metrics", "this library, defaults, with the Prometheus metrics registered (metrics.Register): what metrics cost against ours", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		if err := metrics.Register(prometheus.NewRegistry()); err != nil {
+			return nil, err
+		}
 		return runOurs(ctx, cfg)
 	}},
 	{"ours-strip", "this library, WithTransform(TransformStripManagedFields())", func(ctx context.Context, cfg *rest.Config) (*running, error) {

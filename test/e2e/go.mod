@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/kubeinformers/informers v0.0.0-00010101000000-000000000000
+	github.com/kubeinformers/informers/metrics v0.0.0-00010101000000-000000000000
+	github.com/prometheus/client_golang v1.24.0
 	go.etcd.io/etcd/client/v3 v3.7.0
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.27.1
@@ -14,6 +16,8 @@ require (
 )
 
 require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
@@ -43,6 +47,9 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
+	github.com/prometheus/client_model v0.6.2 // indirect
+	github.com/prometheus/common v0.70.0 // indirect
+	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.etcd.io/etcd/api/v3 v3.7.0 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.0 // indirect
@@ -70,3 +77,5 @@ require (
 )
 
 replace github.com/kubeinformers/informers => ../..
+
+replace github.com/kubeinformers/informers/metrics => ../../metrics
