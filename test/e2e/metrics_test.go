@@ -269,6 +269,33 @@ func TestMetricsOverHTTP(t *testing.T) {
 		ok(down, "watch"), ok(up, "watch"), ok(down, "list"), ok(up, "list"), errs(up, "watch"), errs(up, "list"),
 		up.value("kubeinformers_informer_objects", typed...), serverCount(), up.value("kubeinformers_informer_synced", typed...))
 
+	// A 403 is counted as an error: the limited user may not read secrets.
+	// Its stream is refused (a watch), then the LIST it falls back to.
+	fname := "e2e-metrics-forbidden-" + randSuffix()
+	fn, err := cache.NewInformerName(fname)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden, err := informers.NewForConfig(env.LimitedConfig(), 0, informers.WithNamespace(c.ns), informers.WithInformerName(fn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden.Core().V1().Secrets().Informer()
+	fctx, fcancel := context.WithCancel(c.ctx)
+	forbidden.Start(fctx.Done())
+	ffl := []string{`factory="` + fname + `"`, `resource="secrets"`, `result="error"`}
+	fs := waitFor("the 403s counted", func(s scrape) bool {
+		return s.value("kubeinformers_informer_list_total", ffl...) >= 1
+	})
+	if err := forbidden.Ready(); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("Ready() of the forbidden factory = %v, want the 403", err)
+	}
+	t.Logf("403 on secrets: list errors %v, watch errors %v, synced %v; Ready: %v",
+		fs.value("kubeinformers_informer_list_total", ffl...), fs.value("kubeinformers_informer_watch_total", ffl...),
+		fs.value("kubeinformers_informer_synced", `factory="`+fname+`"`), forbidden.Ready())
+	fcancel()
+	forbidden.Shutdown()
+
 	// RemoveInformer removes the series of both forms.
 	if !f.RemoveInformer(schema.GroupVersionResource{Version: "v1", Resource: "pods"}) {
 		t.Fatal("RemoveInformer(pods) = false")
