@@ -90,6 +90,7 @@ limitations under the License.
 //	status.go            the hooks an informer reports to (health, notices); Ready, SyncStatus, Notices
 //	shard.go             the shard options, shard sources and how an informer follows one
 //	shard_health.go      the health check a factory under a membership registers: failing replicas give their share up
+//	metrics.go           MetricsProvider and what each informer reports into it (Prometheus: the metrics module)
 //	listmode.go          ListMode and WithListMode: how each informer gets its initial state
 //	lean.go              the lean-memory options and transforms
 //	resources.go         ForResource, ForMetadata, SupportedResources, IsNamespaced
