@@ -17,7 +17,6 @@ limitations under the License.
 package informers
 
 import (
-	"fmt"
 	"math"
 	"reflect"
 	"strconv"
@@ -441,7 +440,7 @@ func (h lagHandler) OnDelete(obj any) {
 
 // meter wraps handler for the lag metric when a provider is installed.
 func (i *factoryInformer) meter(handler cache.ResourceEventHandler) (cache.ResourceEventHandler, bool) {
-	if currentMetricsProvider() == nil || i.shard == nil || handler == nil {
+	if currentMetricsProvider() == nil || handler == nil {
 		return handler, false
 	}
 	i.arrivals.handlers.Add(1)
@@ -588,9 +587,4 @@ func (f *sharedInformerFactory) dropAllMetrics() {
 	if f.defaultName != nil {
 		f.defaultName.Release()
 	}
-}
-
-// String names the informer in messages.
-func (id MetricsID) String() string {
-	return fmt.Sprintf("%s %s [%s]", id.Factory, id.Resource, id.Form)
 }

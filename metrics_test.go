@@ -18,6 +18,7 @@ package informers_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -25,9 +26,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	upstreamcorev1 "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers"
@@ -240,3 +243,86 @@ func TestMetricsInformerFor(t *testing.T) {
 }
 
 type ownType struct{ corev1.Pod }
+
+// TestMetricsHandlers: every way of adding a handler is measured, once per
+// event and handler (two handlers: two observations per event), a resync
+// is neither an event nor a lag; an informer refused by a bad option
+// reports synced 0; one stopped before it synced reports no sync duration.
+func TestMetricsHandlers(t *testing.T) {
+	p := newMemProvider()
+	withProvider(t, p)
+	client := fake.NewClientset(
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p1"}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p2"}})
+	name, err := cache.NewInformerName("handlers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(client, time.Hour, informers.WithInformerName(name),
+		informers.WithResourceOptions(corev1.SchemeGroupVersion.WithResource("configmaps"), informers.ResourceOptions{LabelSelector: "=bad="}))
+	pods := f.Core().V1().Pods().Informer()
+	var mu sync.Mutex
+	calls := map[string]int{}
+	count := func(h string) cache.ResourceEventHandler {
+		return cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { mu.Lock(); calls[h]++; mu.Unlock() },
+			UpdateFunc: func(any, any) { mu.Lock(); calls[h+" update"]++; mu.Unlock() },
+		}
+	}
+	if _, err := pods.AddEventHandlerWithResyncPeriod(count("resync"), 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.AddEventHandlerWithOptions(count("options"), cache.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.Core().V1().ConfigMaps().Informer() // refused: the selector is invalid
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Start(ctx.Done())
+	podsID := informers.MetricsID{Factory: "handlers", Form: informers.FormTyped}
+	podsID.Resource.Version, podsID.Resource.Resource = "v1", "pods"
+	cmID := podsID
+	cmID.Resource.Resource = "configmaps"
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		done := calls["resync"] == 2 && calls["options"] == 2 && calls["resync update"] >= 2
+		mu.Unlock()
+		if done && p.get("lag", podsID, "") == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("calls %v, lag observations %v; want 2 adds per handler, resyncs, 4 observations", calls, p.get("lag", podsID, ""))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := p.get("events", podsID, "update"); got != 0 {
+		t.Errorf("update events = %v, want 0: resyncs are not changes", got)
+	}
+	if got := p.get("lag", podsID, ""); got != 4 {
+		t.Errorf("lag observations = %v after resyncs, want 4", got)
+	}
+	p.mu.Lock()
+	_, present := p.values[p.metric("synced", cmID, "").key]
+	p.mu.Unlock()
+	if !present || p.get("synced", cmID, "") != 0 {
+		t.Errorf("the refused informer's synced = %v (present %v), want 0", p.get("synced", cmID, ""), present)
+	}
+	cancel()
+	f.Shutdown()
+
+	// Stopped before it synced: the list never answers.
+	blocked := fake.NewClientset()
+	release := make(chan struct{})
+	blocked.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		<-release
+		return true, nil, errors.New("released")
+	})
+	g := informers.NewSharedInformerFactory(blocked, 0)
+	g.Core().V1().Pods().Informer()
+	gctx, gcancel := context.WithCancel(context.Background())
+	g.Start(gctx.Done())
+	time.Sleep(50 * time.Millisecond)
+	gcancel()
+	close(release)
+	g.Shutdown()
+}
