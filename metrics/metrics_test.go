@@ -261,7 +261,7 @@ func TestForbiddenCounted(t *testing.T) {
 				refused.Add(1)
 				return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", fmt.Errorf("RBAC says no"))
 			})
-			client.PrependWatchReactor("pods", func(a k8stesting.Action) (bool, watch.Interface, error) {
+			client.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) {
 				if verb != "watch" {
 					return false, nil, nil
 				}

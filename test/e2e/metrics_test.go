@@ -76,8 +76,8 @@ func scrapeNow(t *testing.T, url string) scrape {
 	if err != nil {
 		t.Fatalf("scrape %s: %v", url, err)
 	}
-	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("scrape %s: %s %v", url, resp.Status, err)
 	}
