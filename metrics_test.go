@@ -217,7 +217,9 @@ func TestMetricsInformerFor(t *testing.T) {
 	}
 	p.mu.Unlock()
 	deadline := time.Now().Add(10 * time.Second)
-	for p.get("objects", ownID, "") != 1 || p.get("objects", podsID, "") != 1 {
+	// Synced is set by the informer's own goroutine once it has synced,
+	// a moment after WaitForCacheSync may return.
+	for p.get("objects", ownID, "") != 1 || p.get("objects", podsID, "") != 1 || p.get("synced", ownID, "") != 1 {
 		if time.Now().After(deadline) {
 			t.Fatalf("objects: own %v, pods %v, want 1 and 1", p.get("objects", ownID, ""), p.get("objects", podsID, ""))
 		}
@@ -258,7 +260,7 @@ func TestMetricsHandlers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := informers.NewSharedInformerFactoryWithOptions(client, time.Hour, informers.WithInformerName(name),
+	f := informers.NewSharedInformerFactoryWithOptions(client, time.Second, informers.WithInformerName(name),
 		informers.WithResourceOptions(corev1.SchemeGroupVersion.WithResource("configmaps"), informers.ResourceOptions{LabelSelector: "=bad="}))
 	pods := f.Core().V1().Pods().Informer()
 	var mu sync.Mutex
@@ -295,8 +297,16 @@ func TestMetricsHandlers(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// A handler added after the sync gets the cache replayed as adds:
+	// no event arrived for them, so no lag.
+	late := make(chan struct{}, 2)
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { late <- struct{}{} }}); err != nil {
+		t.Fatal(err)
+	}
+	<-late
+	<-late
 	if got := p.get("events", podsID, "update"); got != 0 {
-		t.Errorf("update events = %v, want 0: resyncs are not changes", got)
+		t.Errorf("update events = %v, want 0: resyncs (every second here) are not changes", got)
 	}
 	if got := p.get("lag", podsID, ""); got != 4 {
 		t.Errorf("lag observations = %v after resyncs, want 4", got)
@@ -309,6 +319,9 @@ func TestMetricsHandlers(t *testing.T) {
 	}
 	cancel()
 	f.Shutdown()
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{}); err == nil {
+		t.Error("AddEventHandler on a stopped informer succeeded")
+	}
 
 	// Stopped before it synced: the list never answers.
 	blocked := fake.NewClientset()

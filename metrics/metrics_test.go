@@ -192,9 +192,12 @@ func TestEventsExact(t *testing.T) {
 	if err := f.WaitForCacheSyncWithContext(ctx).Err; err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := value(t, name, "kubeinformers_informer_synced", podLabels); v != 1 {
-		t.Errorf("synced = %v, want 1", v)
-	}
+	// Synced is set by the informer's own goroutine once it has synced,
+	// a moment after WaitForCacheSync may return.
+	eventually(t, "synced = 1", func() bool {
+		v, _ := value(t, name, "kubeinformers_informer_synced", podLabels)
+		return v == 1
+	})
 	if v, ok := value(t, name, "kubeinformers_informer_sync_duration_seconds", podLabels); !ok || v <= 0 {
 		t.Errorf("sync duration = %v (present %v), want > 0", v, ok)
 	}

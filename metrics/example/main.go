@@ -124,6 +124,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err := factory.WaitForCacheSyncWithContext(ctx).Err; err != nil {
 			return err
 		}
+		// Each informer sets its synced gauge from its own goroutine, a
+		// moment after WaitForCacheSync may return.
+		for i := 0; !allSynced(reg) && i < 500; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
 		return fetch(ctx, out, "http://"+ln.Addr().String())
 	}
 	select {
@@ -135,6 +140,26 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return err
 	}
+}
+
+// allSynced reports whether every synced gauge in reg reads 1.
+func allSynced(reg prometheus.Gatherer) bool {
+	mfs, err := reg.Gather()
+	if err != nil {
+		return false
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "kubeinformers_informer_synced" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if m.GetGauge().GetValue() != 1 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // fetch prints /readyz and the kubeinformers lines of /metrics.
