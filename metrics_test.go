@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -126,10 +127,9 @@ func (p *memProvider) DeleteShardMetrics(f string) {
 }
 
 func containsID(key string, id informers.MetricsID) bool {
-	var name string
 	want := fmt.Sprintf(" %s %s/%s/%s %s ", id.Factory, id.Resource.Group, id.Resource.Version, id.Resource.Resource, id.Form)
-	_, err := fmt.Sscan(key, &name)
-	return err == nil && len(key) > len(name) && key[len(name):len(name)+len(want)] == want
+	name, rest, ok := strings.Cut(key, " ")
+	return ok && name != "" && strings.HasPrefix(" "+rest, want)
 }
 
 func (p *memProvider) size() int {
