@@ -101,6 +101,9 @@ func build(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, *informerSh
 			Store:        func() cache.Store { return informer.GetStore() },
 			Example:      spec.example,
 			Departures:   spec.departures,
+
+			PagedFallback: spec.pagedFallback,
+			Protobuf:      spec.protobuf,
 		}
 		h.wire(&cfg, source)
 		informer = cache.NewSharedIndexInformerWithOptions(

@@ -50,6 +50,8 @@ limitations under the License.
 //     enough for a /readyz endpoint;
 //   - per-resource options ([WithResourceOptions]) and several namespaces
 //     ([WithNamespaces]);
+//   - protobuf on the wire for typed informers whatever the clientset was
+//     built for ([WithProtobuf]);
 //   - lean caches ([WithLeanMemory]) and sharding across replicas
 //     ([WithShardSelector], client-go v0.38's name, and [WithShard],
 //     [WithShardMembership], which take the hash field alike).
@@ -93,6 +95,7 @@ limitations under the License.
 //	metrics.go           MetricsProvider and what each informer reports into it (Prometheus: the metrics module)
 //	listmode.go          ListMode and WithListMode: how each informer gets its initial state
 //	lean.go              the lean-memory options and transforms
+//	protobuf.go          WithProtobuf, and the content types NewForConfig asks for
 //	resources.go         ForResource, ForMetadata, SupportedResources, IsNamespaced
 //	bind.go              the factory's side of binding a user's own typed resources
 //
@@ -101,7 +104,7 @@ limitations under the License.
 //	gensupport               what kubeinformers-gen's output for a user's own API types builds on: Bind, Kind, TypedResource
 //	sharding                 shard selectors and the Lease-based membership
 //	internalinterfaces       client-go's interfaces of the generated packages
-//	internal/listwatch       the list and watch calls of every informer: shard filter and handover, list modes, per-page transform
+//	internal/listwatch       the list and watch calls of every informer: shard filter and handover, list modes, per-page transform, protobuf requests
 //	internal/multinamespace  the composite informer over several namespaces
 //	internal/accessor        the per-kind logic the generated accessors bind to
 //	internal/binding         a bound typed resource, as the factory and gensupport both see it

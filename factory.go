@@ -202,11 +202,20 @@ func New(client kubernetes.Interface, defaultResync time.Duration, options ...Sh
 // resources and metadata-only informers alike. Options are checked as by
 // [New]; [WithDynamicClient] and [WithMetadataClient] replace the clients
 // built here.
+//
+// When config sets neither ContentType nor AcceptContentTypes, the typed
+// clients ask for protobuf with a JSON fallback (ContentType
+// "application/vnd.kubernetes.protobuf", AcceptContentTypes
+// "application/vnd.kubernetes.protobuf,application/json"), as
+// kube-controller-manager's do; config itself is not changed, and a
+// content type set in it is kept (see [WithProtobuf] to override it for
+// the informers). The dynamic and metadata clients choose their own
+// content types, as client-go's do.
 func NewForConfig(config *rest.Config, defaultResync time.Duration, options ...SharedInformerOption) (Factory, error) {
 	if config == nil {
 		return nil, errors.New("informers: NewForConfig: the rest.Config is nil")
 	}
-	client, err := kubernetes.NewForConfig(config)
+	client, err := kubernetes.NewForConfig(protobufConfig(config))
 	if err != nil {
 		return nil, fmt.Errorf("informers: NewForConfig: building the clientset for %q: %w", config.Host, err)
 	}

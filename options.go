@@ -41,7 +41,8 @@ import (
 // field here, its function (here, or in the file of its concern), and its
 // rule in resolveSpec. Options of one concern live with it:
 // ResourceOptions in resource_options.go, the shard options in shard.go,
-// WithListMode in listmode.go, the lean-memory options in lean.go.
+// WithListMode in listmode.go, the lean-memory options in lean.go,
+// WithProtobuf in protobuf.go.
 
 // SharedInformerOption configures a factory at construction. Pass options
 // to [NewSharedInformerFactoryWithOptions] or [New].
@@ -76,6 +77,8 @@ type factoryOptions struct {
 	// that it was given.
 	listMode    ListMode
 	listModeSet bool
+	// protobuf is set by WithProtobuf (protobuf.go).
+	protobuf bool
 
 	// optionErrs collects what the options found wrong. New returns them;
 	// the client-go compatible constructors log them, and refuse to run

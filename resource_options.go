@@ -55,6 +55,8 @@ import (
 //   - Indexers are added to the namespace index every factory informer
 //     has; they may not redefine it.
 //   - ListMode, if set, replaces the factory's [WithListMode].
+//   - Protobuf, if set, turns [WithProtobuf] on for this resource's typed
+//     informer; it is an error on a resource that is not built in.
 //   - ShardSelector replaces the factory's shard ([WithShardSelector],
 //     [WithShard] or [WithShardMembership]) for this
 //     resource; an empty one ([apisharding.Everything]) leaves the resource
@@ -84,6 +86,9 @@ type ResourceOptions struct {
 	// ListMode is how the resource's informers get their initial state;
 	// see [ListMode].
 	ListMode ListMode
+	// Protobuf makes the resource's typed informer ask for protobuf, as
+	// [WithProtobuf] does factory-wide. Only built-in resources have it.
+	Protobuf bool
 }
 
 // WithResourceOptions sets the options of one resource; see
@@ -146,6 +151,9 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 				break
 			}
 		}
+	}
+	if o.Protobuf && !builtIn {
+		errs = append(errs, errors.New("Protobuf: only built-in resources are served in protobuf to typed informers; dynamic, metadata and custom resources stay on JSON"))
 	}
 	if err := checkListMode(o.ListMode); err != nil {
 		errs = append(errs, fmt.Errorf("ListMode: %w", err))

@@ -107,6 +107,12 @@ type informerSpec struct {
 	// reflector learns from the ListerWatcher about the watch-list stream.
 	listMode  listwatch.Mode
 	semantics any
+	// pagedFallback makes ListModeAuto's LIST a consistent paged one,
+	// for a lean or metadata-only cache (listmode.go).
+	pagedFallback bool
+	// protobuf makes a built-in typed informer's requests ask for
+	// protobuf (protobuf.go).
+	protobuf bool
 
 	// The shard it starts with (nil: not sharded); followsMembership is
 	// set when that shard is the one a Lease-based membership moves, and
@@ -178,6 +184,8 @@ func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
 		mode = ro.ListMode
 	}
 	s.listMode = listModes[mode]
+	s.pagedFallback = mode == ListModeAuto && (f.leanTransform != nil || req.id.Form == FormMetadata)
+	s.protobuf = (f.protobuf || ro.Protobuf) && req.id.Form == FormTyped && req.typed != nil && isBuiltIn(resource)
 	if req.id.Form != FormMetadata {
 		// A metadata informer would take the typed informer's metrics
 		// identity when it came first; the typed one keeps it.

@@ -60,7 +60,15 @@ type ResourceClient[L runtime.Object] interface {
 
 // RequestsOf reduces a typed resource client to its [Requests].
 func RequestsOf[L runtime.Object](client ResourceClient[L]) Requests {
-	return Requests(listwatch.Of[L](client))
+	r := listwatch.Of[L](client)
+	return Requests{List: r.List, Watch: r.Watch}
+}
+
+// listwatch returns the calls of client in namespace, as the list/watch
+// layer takes them. A bound type keeps its client's encoding.
+func (r *TypedResource[T, C]) listwatch(client C, namespace string) listwatch.Requests {
+	q := r.requests(client, namespace)
+	return listwatch.Requests{List: q.List, Watch: q.Watch}
 }
 
 // TypedResource describes one typed resource of a generated group: its
@@ -111,7 +119,7 @@ func (r *TypedResource[T, C]) NewInformer(client C, namespace string, options in
 	}
 	cfg := listwatch.Config{Resource: r.resource, Namespace: namespace, Missing: missingClient[C]()}
 	if !isNil(client) && r.requests != nil {
-		cfg.Requests = func(ns string) listwatch.Requests { return listwatch.Requests(r.requests(client, ns)) }
+		cfg.Requests = func(ns string) listwatch.Requests { return r.listwatch(client, ns) }
 	}
 	cfg.Tweak = options.TweakListOptions
 	informer := cache.NewSharedIndexInformerWithOptions(
@@ -160,7 +168,7 @@ func (r *TypedResource[T, C]) bindWith(client C) (*binding.Resource, error) {
 		Typed:      func(i cache.SharedIndexInformer) cache.SharedIndexInformer { return accessor.Typed[T](i) },
 	}
 	if !isNil(client) {
-		b.Requests = func(ns string) listwatch.Requests { return listwatch.Requests(r.requests(client, ns)) }
+		b.Requests = func(ns string) listwatch.Requests { return r.listwatch(client, ns) }
 	}
 	return b, nil
 }

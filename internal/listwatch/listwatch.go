@@ -38,6 +38,12 @@ import (
 type Requests struct {
 	List  func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error)
 	Watch func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+
+	// source and newList, set by Of for a generated typed client of
+	// client-go, let Protobuf (protobuf.go) make the same calls with
+	// another content type.
+	source  restSource
+	newList func() runtime.Object
 }
 
 // Client is the part of a typed, dynamic or metadata resource client that
@@ -49,12 +55,16 @@ type Client[L runtime.Object] interface {
 
 // Of reduces a resource client to its Requests.
 func Of[L runtime.Object](c Client[L]) Requests {
-	return Requests{
+	r := Requests{
 		List: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return c.List(ctx, opts)
 		},
 		Watch: c.Watch,
 	}
+	if source, ok := any(c).(restSource); ok {
+		r.source, r.newList = source, newList[L]
+	}
+	return r
 }
 
 // Config says how to make the requests of one informer.
@@ -115,6 +125,14 @@ type Config struct {
 	// Departures, if set, makes a handover's deletions tombstones; the
 	// informer's transform must then be Departures.Transform's.
 	Departures *Departures
+	// Protobuf makes the calls of a generated typed client ask for
+	// protobuf whatever its configured content type (Requests.Protobuf).
+	Protobuf bool
+	// PagedFallback makes ModeAuto's LIST, when the informer does not
+	// stream, a consistent paged one, as ModeConsistentList's: for a lean
+	// or metadata-only cache, whose peak then follows the transformed
+	// pages instead of one whole resourceVersion=0 response.
+	PagedFallback bool
 }
 
 // New returns the ListWatch for cfg.
@@ -126,7 +144,13 @@ func New(cfg Config) *cache.ListWatch {
 		if cfg.Tweak != nil {
 			cfg.Tweak(opts)
 		}
-		return cfg.Requests(cfg.Namespace), nil
+		r := cfg.Requests(cfg.Namespace)
+		if cfg.Protobuf {
+			if p, ok := r.Protobuf(cfg.Resource.Resource); ok {
+				r = p
+			}
+		}
+		return r, nil
 	}
 	observe := func(err error) {
 		if cfg.Observe != nil {
