@@ -71,7 +71,13 @@ type ListMode string
 const (
 	// ListModeAuto is the default: client-go's choice, the watch-list
 	// stream when the WatchListClient gate is on (the default), else
-	// ListModeList.
+	// ListModeList. An informer whose cache is lean ([WithLeanMemory])
+	// or metadata-only ([Factory.ForMetadata]) falls back to
+	// ListModeConsistentList instead when it cannot stream (the gate
+	// off, a server or client without the stream), so that its peak
+	// memory follows its transformed pages, not one whole
+	// resourceVersion=0 response; [Factory.Notices] says so once for
+	// the informer.
 	ListModeAuto ListMode = ""
 	// ListModeStream asks for the watch-list stream (a watch with
 	// sendInitialEvents), falling back to ListModeList where the gate is

@@ -125,19 +125,23 @@ func (m *listMode) watched(opts metav1.ListOptions, err error) {
 
 // list adjusts the options of a list request, and reports a stream
 // fallback: an informer meant to stream lists only when it could not.
+// Under ModeConsistentList, and under ModeAuto with PagedFallback, the
+// reflector's first list is made a consistent paged one.
 func (m *listMode) list(opts *metav1.ListOptions) {
 	if opts.Continue != "" {
 		return
 	}
-	if m.cfg.Mode == ModeConsistentList && opts.ResourceVersion == "0" {
+	paged := m.cfg.Mode == ModeAuto && m.cfg.PagedFallback
+	if (m.cfg.Mode == ModeConsistentList || paged) && opts.ResourceVersion == "0" {
 		// The reflector's first list asks for resourceVersion=0 (any
-		// state, from the watch cache); ask for the current one.
+		// state, from the watch cache, in one page); ask for the current
+		// one, in pages.
 		opts.ResourceVersion = ""
 		if opts.Limit == 0 {
 			opts.Limit = consistentPageSize
 		}
 	}
-	if m.cfg.Notice == nil || !m.expectsStream() || m.noticed.Load() {
+	if m.cfg.Notice == nil || m.noticed.Load() || !m.expectsStream() && !paged {
 		return
 	}
 	var why string
@@ -151,8 +155,12 @@ func (m *listMode) list(opts *metav1.ListOptions) {
 	default:
 		why = "the stream did not start"
 	}
+	msg := fmt.Sprintf("list mode %s: no watch-list stream (%s); listing instead, as client-go does", m.cfg.Mode, why)
+	if paged {
+		msg = fmt.Sprintf("list mode %s: no watch-list stream (%s); a lean or metadata-only cache lists in pages of %d with a consistent read (as ListModeConsistentList) instead of client-go's one resourceVersion=0 LIST", m.cfg.Mode, why, consistentPageSize)
+	}
 	if m.noticed.CompareAndSwap(false, true) {
-		m.cfg.Notice(fmt.Sprintf("list mode %s: no watch-list stream (%s); listing instead, as client-go does", m.cfg.Mode, why))
+		m.cfg.Notice(msg)
 	}
 }
 

@@ -89,21 +89,38 @@ func TestConsistentListAsksForTheCurrentState(t *testing.T) {
 		rv, wantRV string
 		limit      int64
 		wantLimit  int64
+		paged      bool
 	}{
-		{ModeConsistentList, "0", "", 0, consistentPageSize},
-		{ModeConsistentList, "0", "", 7, 7},        // the caller's limit stays
-		{ModeConsistentList, "42", "42", 500, 500}, // a relist from a known state
-		{ModeList, "0", "0", 500, 500},
-		{ModeStream, "0", "0", 500, 500},
-		{ModeAuto, "0", "0", 500, 500},
+		{ModeConsistentList, "0", "", 0, consistentPageSize, false},
+		{ModeConsistentList, "0", "", 7, 7, false},        // the caller's limit stays
+		{ModeConsistentList, "42", "42", 500, 500, false}, // a relist from a known state
+		{ModeList, "0", "0", 500, 500, false},
+		{ModeStream, "0", "0", 500, 500, false},
+		{ModeAuto, "0", "0", 500, 500, false},
+		{ModeAuto, "0", "", 500, 500, true},              // a lean cache's fallback
+		{ModeAuto, "0", "", 0, consistentPageSize, true}, // paged even without a limit
+		{ModeAuto, "42", "42", 500, 500, true},           // a relist from a known state
+		{ModeList, "0", "0", 500, 500, true},             // an explicit LIST mode wins
+		{ModeStream, "0", "0", 500, 500, true},           // so does Stream's documented fallback
 	} {
 		f := &fakeRequests{pages: [][]corev1.Pod{{pod("a", "p", "1")}}}
-		lw := New(Config{Resource: pods, Requests: f.requests, Mode: tc.mode})
+		var notices []string
+		lw := New(Config{Resource: pods, Requests: f.requests, Mode: tc.mode, PagedFallback: tc.paged, Client: struct{}{},
+			Notice: func(msg string) { notices = append(notices, msg) }})
 		if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: tc.rv, Limit: tc.limit}); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.lists[0]; got.ResourceVersion != tc.wantRV || got.Limit != tc.wantLimit {
-			t.Errorf("%v, list with resourceVersion %q limit %d: sent %q and %d, want %q and %d", tc.mode, tc.rv, tc.limit, got.ResourceVersion, got.Limit, tc.wantRV, tc.wantLimit)
+			t.Errorf("%v (paged fallback %v), list with resourceVersion %q limit %d: sent %q and %d, want %q and %d", tc.mode, tc.paged, tc.rv, tc.limit, got.ResourceVersion, got.Limit, tc.wantRV, tc.wantLimit)
+		}
+		if paged := tc.mode == ModeAuto && tc.paged; paged != (len(notices) == 1 && strings.Contains(notices[0], "lists in pages of 500")) {
+			t.Errorf("%v (paged fallback %v): notices %q", tc.mode, tc.paged, notices)
+		}
+		if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: tc.rv, Limit: tc.limit}); err != nil {
+			t.Fatal(err)
+		}
+		if len(notices) > 1 {
+			t.Errorf("%v: notices %q, want at most one", tc.mode, notices)
 		}
 	}
 	// A continued page is left alone: the server refuses a resource

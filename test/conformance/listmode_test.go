@@ -105,7 +105,9 @@ func TestListModes(t *testing.T) {
 		wantRV        string
 		wantNotice    string
 	}{
-		{informers.ListModeAuto, false, "0", ""},
+		// A lean cache that does not stream (a fake client cannot) lists
+		// in pages with a consistent read, and says so once.
+		{informers.ListModeAuto, false, "", "a lean or metadata-only cache lists in pages of 500 with a consistent read"},
 		{informers.ListModeList, false, "0", ""},
 		{informers.ListModeConsistentList, false, "", ""},
 		{informers.ListModeConsistentList, true, "", ""},
@@ -229,5 +231,57 @@ func TestListModeWithShard(t *testing.T) {
 		if got := o.(*corev1.Pod).Annotations["runs"]; got != "x" {
 			t.Errorf("%s: transformed %q, want once", o.(*corev1.Pod).Name, got)
 		}
+	}
+}
+
+// Under ListModeAuto an informer that does not stream lists as client-go
+// does (resourceVersion=0), unless its cache is lean: then in pages, with
+// a consistent read, and Notices says so once. An explicit ListModeList
+// keeps client-go's LIST.
+func TestListModeAutoPagedFallback(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		opts       []informers.SharedInformerOption
+		wantRV     string
+		wantLimit  int64
+		wantNotice bool
+	}{
+		{"full cache", nil, "0", 500, false},
+		{"lean cache", []informers.SharedInformerOption{informers.WithLeanMemory()}, "", 500, true},
+		{"lean cache, ListModeList", []informers.SharedInformerOption{informers.WithLeanMemory(), informers.WithListMode(informers.ListModeList)}, "0", 500, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client := fake.NewClientset(listModePod("a", "p1"), listModePod("b", "p2"))
+			f, err := informers.New(client, 0, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(syncCtx(t))
+			defer func() { cancel(); f.Shutdown() }()
+			informer := f.Core().V1().Pods().Informer()
+			f.Start(ctx.Done())
+			mustSync(t, ctx, f)
+			if got := len(informer.GetStore().List()); got != 2 {
+				t.Errorf("%d pods cached, want 2", got)
+			}
+			lists := 0
+			for _, a := range client.Actions() {
+				l, ok := a.(clienttesting.ListActionImpl)
+				if !ok {
+					continue
+				}
+				lists++
+				if l.ListOptions.ResourceVersion != tc.wantRV || l.ListOptions.Limit != tc.wantLimit {
+					t.Errorf("list with resourceVersion %q limit %d, want %q and %d", l.ListOptions.ResourceVersion, l.ListOptions.Limit, tc.wantRV, tc.wantLimit)
+				}
+			}
+			if lists != 1 {
+				t.Errorf("%d lists, want 1", lists)
+			}
+			notices := f.Notices()
+			if got := len(notices) == 1 && strings.Contains(notices[0], "lists in pages of 500 with a consistent read"); got != tc.wantNotice {
+				t.Errorf("notices %q, want a paged-fallback notice: %v", notices, tc.wantNotice)
+			}
+		})
 	}
 }
