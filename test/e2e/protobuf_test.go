@@ -1,0 +1,270 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	informers "github.com/kubeinformers/informers"
+)
+
+const (
+	e2eContentJSON   = "application/json"
+	e2eContentProto  = "application/vnd.kubernetes.protobuf"
+	e2eAcceptProto   = e2eContentProto + ",application/json"
+	protobufVariants = 3
+)
+
+// wire records, per request to a built-in API group, what the client
+// asked for (Accept) and what the server answered in (Content-Type).
+type wire struct {
+	mu      sync.Mutex
+	asked   map[string]int // Accept header → requests
+	got     map[string]int // response media type → responses
+	samples map[string]string
+}
+
+func (w *wire) wrap(cfg *rest.Config) *rest.Config {
+	w.asked, w.got, w.samples = map[string]int{}, map[string]int{}, map[string]string{}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			if req.Method != http.MethodGet || (!strings.HasPrefix(req.URL.Path, "/api/") && !strings.HasPrefix(req.URL.Path, "/apis/")) {
+				return resp, err
+			}
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.asked[req.Header.Get("Accept")]++
+			if resp != nil && resp.StatusCode == http.StatusOK {
+				media, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+				w.got[media]++
+				w.samples[media] = req.URL.Path
+			}
+			return resp, err
+		})
+	})
+	return cfg
+}
+
+func (w *wire) summary() (asked, got map[string]int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	asked, got = map[string]int{}, map[string]int{}
+	for k, v := range w.asked {
+		asked[k] = v
+	}
+	for k, v := range w.got {
+		got[k] = v
+	}
+	return asked, got
+}
+
+// TestProtobufDifferential runs three factories side by side over
+// clientsets built for JSON, each with an informer (through ForResource)
+// for every built-in resource the server serves: one without options
+// (JSON on the wire), one with WithProtobuf (the watch-list stream in
+// protobuf), and one with WithProtobuf and ListModeConsistentList (LIST
+// pages in protobuf). It drives the CRUD kinds through create, update and
+// delete, and checks that the three deliver the same events with the same
+// resource versions and end with the same caches, object for object; and,
+// from the requests recorded on the wire, that the first sent and got
+// only JSON and the others asked for and got protobuf.
+func TestProtobufDifferential(t *testing.T) {
+	c := setup(t)
+	dc := discovery.NewDiscoveryClientForConfigOrDie(c.cfg)
+	served := servedListWatchGVRs(t, dc)
+
+	names := []string{"json", "protobuf stream", "protobuf list"}
+	wires := make([]*wire, protobufVariants)
+	factories := make([]informers.Factory, protobufVariants)
+	for i := range protobufVariants {
+		cfg := rest.CopyConfig(c.cfg)
+		cfg.ContentType, cfg.AcceptContentTypes = e2eContentJSON, e2eContentJSON
+		wires[i] = &wire{}
+		var opts []informers.SharedInformerOption
+		switch i {
+		case 1:
+			opts = append(opts, informers.WithProtobuf())
+		case 2:
+			opts = append(opts, informers.WithProtobuf(), informers.WithListMode(informers.ListModeConsistentList))
+		}
+		f, err := informers.New(kubernetes.NewForConfigOrDie(wires[i].wrap(cfg)), 0, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		factories[i] = f
+		defer f.Shutdown()
+	}
+
+	informersOf := make([]map[schema.GroupVersionResource]cache.SharedIndexInformer, protobufVariants)
+	for i, f := range factories {
+		informersOf[i] = map[schema.GroupVersionResource]cache.SharedIndexInformer{}
+		for gvr := range served {
+			gi, err := f.ForResource(gvr)
+			if err != nil {
+				continue // not built in
+			}
+			informersOf[i][gvr] = gi.Informer()
+		}
+	}
+	kinds := crudKinds()
+	logs := make([][]*eventLog, protobufVariants)
+	for i, f := range factories {
+		for _, k := range kinds {
+			l := &eventLog{}
+			if _, err := k.informer(f).AddEventHandler(l.handler()); err != nil {
+				t.Fatalf("%s %s: AddEventHandler: %v", names[i], k.name, err)
+			}
+			logs[i] = append(logs[i], l)
+		}
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	start := time.Now()
+	for i, f := range factories {
+		f.Start(ctx.Done())
+		wctx, wcancel := context.WithTimeout(ctx, 120*time.Second)
+		err := f.WaitForCacheSyncWithContext(wctx).AsError()
+		wcancel()
+		if err != nil {
+			t.Fatalf("%s: sync: %v", names[i], err)
+		}
+	}
+	t.Logf("%d built-in resources, 3 factories synced in %v", len(informersOf[0]), time.Since(start).Round(time.Millisecond))
+
+	// The same writes, seen by all three.
+	var want [][]string // per kind: the resource versions written
+	for _, k := range kinds {
+		var rvs []string
+		o, err := k.create(ctx, c.client, c.ns, "proto")
+		if err != nil {
+			t.Fatalf("%s: create: %v", k.name, err)
+		}
+		rvs = append(rvs, o.GetResourceVersion())
+		for step := 1; step <= 3; step++ {
+			if o, err = k.relabel(ctx, c.client, c.ns, "proto", fmt.Sprint(step)); err != nil {
+				t.Fatalf("%s: update %d: %v", k.name, step, err)
+			}
+			rvs = append(rvs, o.GetResourceVersion())
+		}
+		if err := k.delete(ctx, c.client, c.ns, "proto"); err != nil {
+			t.Fatalf("%s: delete: %v", k.name, err)
+		}
+		want = append(want, rvs)
+	}
+	key := c.ns + "/proto"
+	for j, k := range kinds {
+		for i := range factories {
+			// Each factory sees the create, the updates and the delete, in
+			// order, with the resource versions written.
+			checkSequence(t, logs[i][j], key, want[j])
+		}
+		seqs := make([]string, protobufVariants)
+		for i := range factories {
+			seqs[i] = fmt.Sprint(logs[i][j].forName(key))
+		}
+		if seqs[0] != seqs[1] || seqs[0] != seqs[2] {
+			t.Errorf("%s: events differ:\n%s: %s\n%s: %s\n%s: %s", k.name, names[0], seqs[0], names[1], seqs[1], names[2], seqs[2])
+		}
+	}
+
+	// The caches end equal, object for object (the server changes a few
+	// objects, such as leases, on its own: wait for the three to agree).
+	var diffs []string
+	compared, objects := 0, 0
+	ok := eventually(60*time.Second, 200*time.Millisecond, func() bool {
+		diffs, compared, objects = nil, 0, 0
+		for gvr, inf := range informersOf[0] {
+			a := inf.GetStore()
+			for i := 1; i < protobufVariants; i++ {
+				b := informersOf[i][gvr].GetStore()
+				if d := diffStores(a, b); d != "" {
+					diffs = append(diffs, fmt.Sprintf("%s: %s against %s: %s", gvrString(gvr), names[i], names[0], d))
+				}
+			}
+			compared++
+			objects += len(a.ListKeys())
+		}
+		return len(diffs) == 0
+	})
+	if !ok {
+		slices.Sort(diffs)
+		t.Errorf("caches differ:\n%s", strings.Join(diffs, "\n"))
+	}
+	t.Logf("caches equal for %d built-in resources (%d objects each)", compared, objects)
+
+	// What was on the wire.
+	for i, w := range wires {
+		asked, got := w.summary()
+		t.Logf("%s: asked %v, got %v", names[i], asked, got)
+		wantAccept, wantMedia := e2eContentJSON, e2eContentJSON
+		if i > 0 {
+			wantAccept, wantMedia = e2eAcceptProto, e2eContentProto
+		}
+		for a, n := range asked {
+			if a != wantAccept {
+				t.Errorf("%s: %d requests asked for %q, want %q", names[i], n, a, wantAccept)
+			}
+		}
+		for m, n := range got {
+			if m != wantMedia {
+				t.Errorf("%s: %d responses in %q (e.g. %s), want %q", names[i], n, m, w.samples[m], wantMedia)
+			}
+		}
+		if got[wantMedia] < len(informersOf[i]) {
+			t.Errorf("%s: %d responses in %s, want at least one per informer (%d)", names[i], got[wantMedia], wantMedia, len(informersOf[i]))
+		}
+	}
+}
+
+// diffStores describes how two caches differ, or returns "".
+func diffStores(a, b cache.Store) string {
+	ka, kb := a.ListKeys(), b.ListKeys()
+	slices.Sort(ka)
+	slices.Sort(kb)
+	if !slices.Equal(ka, kb) {
+		return fmt.Sprintf("keys %v against %v", kb, ka)
+	}
+	for _, k := range ka {
+		oa, _, _ := a.GetByKey(k)
+		ob, _, _ := b.GetByKey(k)
+		ma, _ := meta.Accessor(oa)
+		mb, _ := meta.Accessor(ob)
+		if ma.GetResourceVersion() != mb.GetResourceVersion() {
+			return fmt.Sprintf("%s at resourceVersion %s against %s", k, mb.GetResourceVersion(), ma.GetResourceVersion())
+		}
+		if !apiequality.Semantic.DeepEqual(oa, ob) {
+			return fmt.Sprintf("%s (resourceVersion %s) differs: %+v against %+v", k, ma.GetResourceVersion(), ob, oa)
+		}
+	}
+	return ""
+}
