@@ -68,7 +68,13 @@ const (
 )
 
 var variants = []variant{
-	{"upstream", "k8s.io/client-go/informers v0.37.2, defaults", runUpstream},
+	{"upstream", "k8s.io/client-go/informers v0.37.2, defaults (its generated clients ask for protobuf when the rest.Config sets no content type)", runUpstream},
+	{"upstream-json", "k8s.io/client-go/informers v0.37.2 over a rest.Config with ContentType application/json", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runUpstream(ctx, withContentType(cfg, "application/json", "application/json"))
+	}},
+	{"upstream-protobuf", "k8s.io/client-go/informers v0.37.2 over a rest.Config with kube-controller-manager's content type (protobuf, JSON fallback)", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runUpstream(ctx, withContentType(cfg, "application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf,application/json"))
+	}},
 	{"ours", "this library, defaults", func(ctx context.Context, cfg *rest.Config) (*running, error) {
 		return runOurs(ctx, cfg)
 	}},
@@ -89,6 +95,9 @@ var variants = []variant{
 	}},
 	{"ours-lean-nointern", "this library, WithLeanMemory(LeanInterning(false)): strip and share, no interning (what interning adds is ours-lean against this)", func(ctx context.Context, cfg *rest.Config) (*running, error) {
 		return runOurs(ctx, cfg, informers.WithLeanMemory(informers.LeanInterning(false)))
+	}},
+	{"ours-lean-protobuf", "this library over a rest.Config with ContentType application/json, WithLeanMemory() and WithProtobuf()", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runOurs(ctx, withContentType(cfg, "application/json", "application/json"), informers.WithLeanMemory(), informers.WithProtobuf())
 	}},
 	{"ours-metadata", "this library, ForMetadata(pods) with WithLeanMemory()", runMetadata},
 	{rawPaged, "paged LIST (limit 500) decoded into a kept slice; no cache, no watch", func(ctx context.Context, cfg *rest.Config) (*running, error) {
@@ -141,6 +150,13 @@ func waitInformer(ctx context.Context, inf toolscache.SharedIndexInformer) (*run
 		keys:  inf.GetStore().ListKeys,
 		keep:  inf,
 	}, nil
+}
+
+// withContentType returns a copy of cfg with the content types given.
+func withContentType(cfg *rest.Config, contentType, accept string) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.ContentType, c.AcceptContentTypes = contentType, accept
+	return c
 }
 
 func runUpstream(ctx context.Context, cfg *rest.Config) (*running, error) {
