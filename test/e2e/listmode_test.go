@@ -28,6 +28,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
@@ -227,5 +229,77 @@ func checkModeRequests(t *testing.T, mode informers.ListMode, reqs []request, na
 		// Whether a page is continued is the server's choice: with a few
 		// objects per shard, under the page limit, it may answer in one.
 		// The first request's limit and consistency are checked above.
+	}
+}
+
+// TestListModeAutoLeanFallback runs with client-go's WatchListClient gate
+// off, so no informer streams: under ListModeAuto a full typed cache lists
+// as client-go does (resourceVersion=0), while a lean typed cache and a
+// metadata-only one list in pages with a consistent read, and Notices
+// says so once for each of them.
+func TestListModeAutoLeanFallback(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
+	c := setup(t)
+	const objects = 7
+	for i := range objects {
+		createConfigMap(t, c, c.ns, fmt.Sprintf("cm-%d", i), nil)
+	}
+	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+	for _, tc := range []struct {
+		name       string
+		lean       bool
+		metadata   bool
+		wantRV     string
+		wantLimit  string
+		wantNotice bool
+	}{
+		{"full typed", false, false, "0", "500", false},
+		{"lean typed", true, false, "", "500", true},
+		{"metadata", false, true, "", "500", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{label: "admin"}
+			opts := []informers.SharedInformerOption{informers.WithNamespace(c.ns)}
+			if tc.lean {
+				opts = append(opts, informers.WithLeanMemory())
+			}
+			f, err := informers.NewForConfig(rec.wrap(env.AdminConfig()), 0, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var informer cache.SharedIndexInformer
+			if tc.metadata {
+				gi, err := f.ForMetadata(gvr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				informer = gi.Informer()
+			} else {
+				informer = f.Core().V1().ConfigMaps().Informer()
+			}
+			ctx, cancel := context.WithCancel(c.ctx)
+			defer func() { cancel(); f.Shutdown() }()
+			f.Start(ctx.Done())
+			if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+				t.Fatal("not synced")
+			}
+			if got := len(informer.GetStore().ListKeys()); got != objects {
+				t.Errorf("%d objects cached, want %d", got, objects)
+			}
+			var firstLists int
+			for _, r := range rec.filter(func(r request) bool { return r.isList() && r.Query.Get("continue") == "" }) {
+				firstLists++
+				if rv, limit := r.Query.Get("resourceVersion"), r.Query.Get("limit"); rv != tc.wantRV || limit != tc.wantLimit {
+					t.Errorf("first LIST %s with resourceVersion %q limit %q, want %q and %q", r.Path, rv, limit, tc.wantRV, tc.wantLimit)
+				}
+			}
+			if firstLists != 1 {
+				t.Errorf("%d first LISTs, want 1", firstLists)
+			}
+			notices := f.Notices()
+			if got := len(notices) == 1 && strings.Contains(notices[0], "lists in pages of 500 with a consistent read"); got != tc.wantNotice {
+				t.Errorf("notices %q, want the paged-fallback notice: %v", notices, tc.wantNotice)
+			}
+		})
 	}
 }
