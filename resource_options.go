@@ -153,7 +153,7 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 		}
 	}
 	if o.Protobuf && !builtIn {
-		errs = append(errs, errors.New("Protobuf: only built-in resources are served in protobuf to typed informers; dynamic, metadata and custom resources stay on JSON"))
+		errs = append(errs, errors.New("field Protobuf: only built-in resources are served in protobuf to typed informers; dynamic, metadata and custom resources stay on JSON"))
 	}
 	if err := checkListMode(o.ListMode); err != nil {
 		errs = append(errs, fmt.Errorf("ListMode: %w", err))
