@@ -17,9 +17,14 @@ limitations under the License.
 package listwatch
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
@@ -41,5 +46,39 @@ func TestProtobufNeedsRESTClient(t *testing.T) {
 	}
 	if l := newList[*corev1.PodList](); l.(*corev1.PodList) == nil {
 		t.Error("newList made no list")
+	}
+}
+
+// nilREST is a typed client whose REST client is a nil pointer, as a
+// hand-built clientset might hold.
+type nilREST struct{ Client[*corev1.PodList] }
+
+func (nilREST) GetClient() rest.Interface { return (*rest.RESTClient)(nil) }
+func (nilREST) GetNamespace() string      { return "" }
+
+// A REST client that is a nil pointer keeps the client's own calls; a
+// failed protobuf request returns its error, and no object.
+func TestProtobufEdges(t *testing.T) {
+	if _, ok := Of[*corev1.PodList](nilREST{}).Protobuf("pods"); ok {
+		t.Error("calls through a nil REST client were replaced")
+	}
+	var accept string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		accept = r.Header.Get("Accept")
+		http.Error(w, "no pods here", http.StatusForbidden)
+	}))
+	defer srv.Close()
+	client := kubernetes.NewForConfigOrDie(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	r, ok := Of(client.CoreV1().Pods("ns")).Protobuf("pods")
+	if !ok {
+		t.Fatal("a generated client's calls were not replaced")
+	}
+	timeout := int64(5)
+	list, err := r.List(context.Background(), metav1.ListOptions{TimeoutSeconds: &timeout})
+	if !apierrors.IsForbidden(err) || list != nil {
+		t.Errorf("List: %v, %v; want the server's error and no list", list, err)
+	}
+	if accept != AcceptProtobuf {
+		t.Errorf("asked for %q, want %q", accept, AcceptProtobuf)
 	}
 }
