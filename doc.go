@@ -97,10 +97,13 @@ limitations under the License.
 //	lean.go              the lean-memory options and transforms
 //	protobuf.go          WithProtobuf, and the content types NewForConfig asks for
 //	resources.go         ForResource, ForMetadata, SupportedResources, IsNamespaced
+//	dynamic_builtins.go  WithDynamicBuiltIns and the untyped factory the dynamicinformer and metadatainformer drop-ins build on
 //	bind.go              the factory's side of binding a user's own typed resources
 //
 // Beside it:
 //
+//	dynamicinformer          drop-in for client-go's dynamic/dynamicinformer, over this factory
+//	metadatainformer         drop-in for client-go's metadata/metadatainformer, over this factory
 //	gensupport               what kubeinformers-gen's output for a user's own API types builds on: Bind, Kind, TypedResource
 //	sharding                 shard selectors and the Lease-based membership
 //	internalinterfaces       client-go's interfaces of the generated packages

@@ -79,6 +79,8 @@ type factoryOptions struct {
 	listModeSet bool
 	// protobuf is set by WithProtobuf (protobuf.go).
 	protobuf bool
+	// dynamicBuiltIns is set by WithDynamicBuiltIns (dynamic_builtins.go).
+	dynamicBuiltIns bool
 
 	// optionErrs collects what the options found wrong. New returns them;
 	// the client-go compatible constructors log them, and refuse to run
@@ -138,6 +140,7 @@ func (f *sharedInformerFactory) checkFactoryOptions() {
 	if len(f.namespaces) > 0 && f.namespaceSet {
 		f.invalidNarrowing(fmt.Errorf("WithNamespace(%q) and WithNamespaces(%q) both given: use one", f.namespace, f.namespaces), namespacedInformers)
 	}
+	f.checkDynamicBuiltIns()
 	// Options for a resource that is not built in are not checked against
 	// the clients here: a typed binding (gensupport.Bind, after New) may serve it.
 	// Notices names those that nothing serves (unservedOptions).

@@ -74,6 +74,9 @@ var ErrUnknownResource = errors.New("no informer found")
 // [ErrUnknownResource] that names the resource and, where it can tell, what
 // was probably meant.
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
+	if f.dynamicBuiltIns {
+		return f.dynamicForResource(resource)
+	}
 	if informer := f.informerForResource(resource); informer != nil {
 		return &genericInformer{informer: informer, resource: resource.GroupResource()}, nil
 	}
