@@ -42,21 +42,39 @@ type identifier struct {
 // api is every identifier of one package tree, by key.
 type api map[string]identifier
 
+// tree is one upstream package tree and the import path of its mirror.
+type tree struct {
+	upstream, ours string
+}
+
 // collect describes the exported API of pkgs, which all live under root.
 // Package paths under root are rewritten with mapTo as the new root (pass
 // root itself to keep them), so that two trees become comparable.
 func collect(pkgs []*types.Package, root, mapTo string) api {
-	qual := func(p *types.Package) string {
-		if within(p.Path(), root) {
-			return mapTo + strings.TrimPrefix(p.Path(), root)
+	return collectTrees(pkgs, []tree{{root, mapTo}}, mapTo)
+}
+
+// collectTrees describes the exported API of pkgs, which live under the
+// upstream (or, to keep them, the ours) roots of trees. Package paths under
+// a tree's upstream root are rewritten to its ours root, and identifiers
+// are keyed by their package's path relative to keyRoot (the mirror
+// module's path), so that several upstream trees mirrored in one module
+// share one key space.
+func collectTrees(pkgs []*types.Package, trees []tree, keyRoot string) api {
+	mapPath := func(path string) string {
+		for _, t := range trees {
+			if within(path, t.upstream) {
+				return t.ours + strings.TrimPrefix(path, t.upstream)
+			}
 		}
-		return p.Path()
+		return path
 	}
+	qual := func(p *types.Package) string { return mapPath(p.Path()) }
 	out := api{}
 	for _, pkg := range pkgs {
 		// The root package's identifiers are keyed "Name", the others
 		// "core/v1.Name".
-		prefix := strings.TrimPrefix(strings.TrimPrefix(pkg.Path(), root), "/")
+		prefix := strings.TrimPrefix(strings.TrimPrefix(mapPath(pkg.Path()), keyRoot), "/")
 		if prefix != "" {
 			prefix += "."
 		}
@@ -189,8 +207,14 @@ func (r report) ok() bool { return r.matched == r.total && r.total > 0 }
 
 // compare checks every identifier of the upstream tree against ours.
 func compare(upstream, ours []*types.Package, upstreamRoot, ourRoot string) report {
-	up := collect(upstream, upstreamRoot, ourRoot)
-	mine := collect(ours, ourRoot, ourRoot)
+	return compareTrees(upstream, ours, []tree{{upstreamRoot, ourRoot}}, ourRoot)
+}
+
+// compareTrees checks every identifier of the upstream trees against ours,
+// the mirror module whose path is ourRoot.
+func compareTrees(upstream, ours []*types.Package, trees []tree, ourRoot string) report {
+	up := collectTrees(upstream, trees, ourRoot)
+	mine := collectTrees(ours, []tree{{ourRoot, ourRoot}}, ourRoot)
 	var r report
 	for _, key := range slices.Sorted(maps.Keys(up)) {
 		u := up[key]

@@ -134,3 +134,19 @@ func TestCompareReceiver(t *testing.T) {
 		t.Errorf("Factory.Lister = %q, want %q", got, want)
 	}
 }
+
+// TestCollectTrees checks that an upstream tree mirrored below the module
+// path (as client-go's dynamicinformer is at our dynamicinformer) is keyed
+// by its mirror's path, with its types' import paths mapped there too, so
+// that it neither collides with the root package's identifiers nor
+// compares as different.
+func TestCollectTrees(t *testing.T) {
+	sub := fixtureOurs + "/dynamicinformer"
+	up := collectTrees([]*types.Package{load(t, "upstream", fixtureUpstream)}, []tree{{fixtureUpstream, sub}}, fixtureOurs)
+	if _, ok := up["Factory"]; ok {
+		t.Error(`the sub-tree's Factory is keyed "Factory", as if it were the root package's`)
+	}
+	if got, want := up["dynamicinformer.Factory.Lister"].sig, "func (*Factory) Lister() "+sub+".Lister"; got != want {
+		t.Errorf("dynamicinformer.Factory.Lister = %q, want %q", got, want)
+	}
+}

@@ -15,10 +15,14 @@ limitations under the License.
 */
 
 // Command apiparity checks that this module mirrors the exported API of
-// k8s.io/client-go/informers at the client-go version the root go.mod
-// selects: every exported identifier upstream must exist here with the same
-// signature once import paths are mapped from k8s.io/client-go/informers to
-// our module path. Identifiers we add are counted but are not failures.
+// client-go's three informer factories at the client-go version the root
+// go.mod selects: k8s.io/client-go/informers (mirrored at our module path),
+// k8s.io/client-go/dynamic/dynamicinformer and
+// k8s.io/client-go/metadata/metadatainformer (mirrored at our dynamicinformer
+// and metadatainformer). Every exported identifier upstream must exist here
+// with the same signature once import paths are mapped from upstream's to
+// ours. Identifiers we add are counted but are not failures. A line per
+// upstream tree precedes the total.
 //
 //	cd hack && go run ./apiparity -module-dir ..
 //
@@ -38,6 +42,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/mod/modfile"
@@ -46,6 +51,14 @@ import (
 
 // defaultUpstream is the package tree we mirror.
 const defaultUpstream = "k8s.io/client-go/informers"
+
+// defaultTrees are the upstream trees the module mirrors, with the mirror's
+// path of each relative to the module path ("" is the module's root).
+var defaultTrees = []tree{
+	{defaultUpstream, ""},
+	{"k8s.io/client-go/dynamic/dynamicinformer", "/dynamicinformer"},
+	{"k8s.io/client-go/metadata/metadatainformer", "/metadatainformer"},
+}
 
 func main() {
 	moduleDir := flag.String("module-dir", ".", "root of the module that mirrors client-go's informers (the directory holding its go.mod)")
@@ -72,46 +85,72 @@ func run(w io.Writer, dir, upstreamRoot, ourRoot string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("reading the mirror module: %w", err)
 	}
+	explicitOurs := ourRoot != ""
 	if ourRoot == "" {
 		ourRoot = modfile.ModulePath(data)
 	}
 	if ourRoot == "" {
 		return false, fmt.Errorf("%s has no module line", gomod)
 	}
+	trees := []tree{{upstreamRoot, ourRoot}}
+	if upstreamRoot == defaultUpstream && !explicitOurs {
+		trees = nil
+		for _, t := range defaultTrees {
+			trees = append(trees, tree{t.upstream, ourRoot + t.ours})
+		}
+	}
 	cfg := &packages.Config{
 		Mode: packages.NeedName | packages.NeedTypes | packages.NeedModule,
 		Dir:  dir,
 	}
-	pkgs, err := packages.Load(cfg, upstreamRoot+"/...", ourRoot+"/...")
-	if err != nil {
-		return false, fmt.Errorf("loading %s/... and %s/... in %s: %w", upstreamRoot, ourRoot, dir, err)
+	patterns := []string{ourRoot + "/..."}
+	for _, t := range trees {
+		patterns = append(patterns, t.upstream+"/...")
 	}
-	var up, ours []*types.Package
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return false, fmt.Errorf("loading %s in %s: %w", strings.Join(patterns, " "), dir, err)
+	}
+	var ours []*types.Package
+	up := make([][]*types.Package, len(trees))
 	version := "(unknown version)"
 	for _, p := range pkgs {
 		if len(p.Errors) > 0 {
 			// packages.Error is a value type; the first one names the problem.
 			return false, fmt.Errorf("loading %s: %w", p.PkgPath, p.Errors[0])
 		}
-		switch {
-		case within(p.PkgPath, upstreamRoot):
-			up = append(up, p.Types)
+		if i := slices.IndexFunc(trees, func(t tree) bool { return within(p.PkgPath, t.upstream) }); i >= 0 {
+			up[i] = append(up[i], p.Types)
 			if p.Module != nil {
 				version = p.Module.Version
 			}
-		case within(p.PkgPath, ourRoot) && p.Name != "main" && !isInternal(p.PkgPath) && !within(p.PkgPath, ourRoot+"/examples"):
+			continue
+		}
+		if within(p.PkgPath, ourRoot) && p.Name != "main" && !isInternal(p.PkgPath) && !within(p.PkgPath, ourRoot+"/examples") {
 			// Commands, examples (examples/crd has its own API, clientset
 			// and informers) and internal packages are not API.
 			ours = append(ours, p.Types)
 		}
 	}
-	if len(up) == 0 {
-		return false, fmt.Errorf("no packages under %s in the build list of %s", upstreamRoot, gomod)
+	var all []*types.Package
+	for i, t := range trees {
+		if len(up[i]) == 0 {
+			return false, fmt.Errorf("no packages under %s in the build list of %s", t.upstream, gomod)
+		}
+		all = append(all, up[i]...)
 	}
-	r := compare(up, ours, upstreamRoot, ourRoot)
-	if _, err := fmt.Fprintf(w, "upstream: %s %s (%d packages); ours: %s (%d packages)\n", upstreamRoot, version, len(up), ourRoot, len(ours)); err != nil {
+	if _, err := fmt.Fprintf(w, "upstream: %s %s (%d packages); ours: %s (%d packages)\n", upstreamRoot, version, len(all), ourRoot, len(ours)); err != nil {
 		return false, err
 	}
+	if len(trees) > 1 {
+		for i, t := range trees {
+			r := compareTrees(up[i], ours, trees, ourRoot)
+			if _, err := fmt.Fprintf(w, "tree %s -> %s: %d/%d identifiers match\n", t.upstream, t.ours, r.matched, r.total); err != nil {
+				return false, err
+			}
+		}
+	}
+	r := compareTrees(all, ours, trees, ourRoot)
 	if err := r.write(w); err != nil {
 		return false, err
 	}
