@@ -54,6 +54,10 @@ type config struct {
 	// ClientGoInformers is the import path of client-go's informers, whose
 	// group, version and kind interfaces the adapter implements.
 	ClientGoInformers string
+	// GVRFactories says whether to write the factory interfaces of the
+	// dynamicinformer and metadatainformer packages (gvrfactories.go), and
+	// GVRSync whether client-go has their context methods.
+	GVRFactories, GVRSync bool
 }
 
 // emit renders the model into files, keyed by slash-separated path relative
@@ -110,6 +114,11 @@ func emit(cfg config, groups []Group) (map[string][]byte, error) {
 	}
 	if cfg.Adapter != "" {
 		if err := render("clientgo", cfg.Adapter, all); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.GVRFactories {
+		if err := emitGVRFactories(cfg, cfg.GVRSync, render); err != nil {
 			return nil, err
 		}
 	}

@@ -244,10 +244,10 @@ func TestRunErrors(t *testing.T) {
 	if err := run([]string{"-module-dir", dir, "-out", dir}); err == nil || !strings.Contains(err.Error(), "go.mod") {
 		t.Errorf("missing go.mod: got %v", err)
 	}
-	if err := run([]string{"-module-dir", fixtures, "-out", dir, "-input", "./bad/..."}); err == nil || !strings.Contains(err.Error(), "nonNamespacd") {
+	if err := run([]string{"-module-dir", fixtures, "-out", dir, "-input", "./bad/...", "-gvr-factories=false"}); err == nil || !strings.Contains(err.Error(), "nonNamespacd") {
 		t.Errorf("bad tag: got %v", err)
 	}
-	if err := run([]string{"-module-dir", fixtures, "-out", dir, "-input", "./widgets/...", "-test-table", ""}); err != nil {
+	if err := run([]string{"-module-dir", fixtures, "-out", dir, "-input", "./widgets/...", "-test-table", "", "-gvr-factories=false"}); err != nil {
 		t.Fatalf("good input: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "widgets", "v1", "csistoragecapacity.go")); err != nil {

@@ -81,6 +81,7 @@ func run(args []string) error {
 	testTable := fs.String("test-table", "test/conformance/resources_generated_test.go", "where to write the conformance test table (empty: none)")
 	adapter := fs.String("clientgo-adapter", "clientgo/zz_generated_adapter.go", "where to write the wrappers behind clientgo.Adapt (empty: none)")
 	clientGoInformers := fs.String("clientgo-informers", "k8s.io/client-go/informers", "import path of client-go's informers, which the adapter implements")
+	gvrFactories := fs.Bool("gvr-factories", true, "write the factory interfaces of dynamicinformer and metadatainformer for the client-go version the module selects")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -99,8 +100,14 @@ func run(args []string) error {
 	if len(groups) == 0 {
 		return fmt.Errorf("no type in %s can be listed and watched", *input)
 	}
+	var gvrSync bool
+	if *gvrFactories {
+		if gvrSync, err = clientGoHasGVRSync(*moduleDir); err != nil {
+			return err
+		}
+	}
 	files, err := emit(config{Module: module, Clientset: *clientset, Listers: *listers, TestTable: *testTable,
-		Adapter: *adapter, ClientGoInformers: *clientGoInformers}, groups)
+		Adapter: *adapter, ClientGoInformers: *clientGoInformers, GVRFactories: *gvrFactories, GVRSync: gvrSync}, groups)
 	if err != nil {
 		return err
 	}
