@@ -77,6 +77,35 @@ HEADER
 # go1.28.0). NEXT_GOTOOLCHAIN overrides the choice (hack/next.sh, hack/bump.sh).
 go_toolchains=(go1.27.3)
 
+# next_version_pinned is the next lane's client-go version when the module
+# proxy cannot be asked for the newest (k8s_next_version): the newest
+# pre-release on the day it was last set.
+next_version_pinned=v0.38.0-beta.0
+
+# k8s_next_version: the client-go version the next lane follows (hack/next.sh
+# without a version, hack/test.sh): the newest v0.X.Y version the module proxy
+# lists, which is the newest pre-release while it is newer than every release
+# (v0.38.0-beta.0, then v0.38.0-rc.0), and the newest release once that is
+# out (v0.38.0). client-go's tags from before the v0 scheme (v11.0.0, …) are
+# not candidates. When the proxy cannot be asked (no network, GOPROXY=off),
+# it says why on stderr and prints $next_version_pinned, so that the lane
+# still runs on what the module cache holds.
+k8s_next_version() {
+	local out newest
+	if ! out=$(cd / && GOWORK=off GOFLAGS='' GOTOOLCHAIN=local go list -m -versions k8s.io/client-go 2>&1); then
+		echo "the Go module proxy cannot be asked for k8s.io/client-go's versions (${out//$'\n'/; }); using the pinned $next_version_pinned" >&2
+		echo "$next_version_pinned"
+		return 0
+	fi
+	# `go list -m -versions` lists versions in semver order, oldest first.
+	newest=$(tr ' ' '\n' <<<"$out" | grep -E '^v0\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$' | tail -1 || true)
+	if [ -z "$newest" ]; then
+		echo "the Go module proxy lists no v0.X.Y version of k8s.io/client-go ($out); using the pinned $next_version_pinned" >&2
+		newest=$next_version_pinned
+	fi
+	echo "$newest"
+}
+
 # k8s_usage_error MSG: prints MSG to stderr and returns 2.
 k8s_usage_error() {
 	echo "$*" >&2

@@ -3,7 +3,12 @@
 # client-go's informers at an upcoming client-go version? It works on a copy
 # and leaves the repository alone.
 #
-#   hack/next.sh [-o DIR] [-e2e] [-race] VERSION      e.g. hack/next.sh v0.38.0-beta.0
+#   hack/next.sh [-o DIR] [-e2e] [-race] [VERSION]    e.g. hack/next.sh v0.38.0-beta.0
+#
+# Without VERSION it follows the newest client-go the module proxy lists
+# (k8s_next_version in hack/lib.sh: the newest pre-release while there is no
+# newer release, e.g. v0.38.0-rc.0 the day it is published; the pinned
+# next_version_pinned when the proxy cannot be asked), and says which.
 #
 #   1. copies the repository (tracked files and uncommitted changes, not
 #      .cache) to DIR;
@@ -46,7 +51,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-	echo "usage: hack/next.sh [-o DIR] [-e2e] [-race] VERSION   (e.g. v0.38.0-beta.0)" >&2
+	echo "usage: hack/next.sh [-o DIR] [-e2e] [-race] [VERSION]   (e.g. v0.38.0-beta.0; default: the newest client-go the module proxy lists)" >&2
 	exit 2
 }
 out="" e2e=0 race=0
@@ -60,10 +65,15 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ $# = 1 ] || usage
-version=$1
-k8s_check_version "$version" || usage
+[ $# -le 1 ] || usage
 command -v go >/dev/null || { echo "next: no go on PATH" >&2; exit 1; }
+if [ $# = 1 ]; then
+	version=$1
+else
+	version=$(k8s_next_version)
+	echo "next: no VERSION given; following the newest client-go the module proxy lists: $version"
+fi
+k8s_check_version "$version" || usage
 
 started=$(date +%s)
 current="check $version and its Go toolchain"

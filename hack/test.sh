@@ -6,8 +6,9 @@
 #   library's statement coverage, hack/coverage.sh), the API
 #   parity check against client-go, the bench-scale smoke, the e2e suite
 #   against a kube-apiserver and etcd built from the Go module proxy, and the
-#   next lane: a copy moved to the upcoming client-go ($next_version below),
-#   built, vetted, tested and parity-checked there (hack/next.sh).
+#   next lane: a copy moved to the upcoming client-go (the newest version the
+#   module proxy lists, k8s_next_version in hack/lib.sh), built, vetted,
+#   tested and parity-checked there (hack/next.sh).
 #
 # Every step covers every Go module of the repository (each go.mod outside
 # testdata/), found at run time. It ends with a table of each step's wall and
@@ -34,7 +35,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # The upcoming client-go release that the next lane checks (hack/next.sh).
 # Not race-built: with its own toolchain, -race would compile all of k8s.io/*
 # a second time, more than the 25-minute budget of a cold run leaves.
-next_version=v0.38.0-beta.0
+# It is the newest client-go the module proxy lists (k8s_next_version in
+# hack/lib.sh: the newest pre-release, or the newest release once that is
+# out); NEXT_VERSION overrides it, and without the proxy it is the pinned
+# next_version_pinned.
+next_version=${NEXT_VERSION:-$(k8s_next_version)}
 
 cd "$root"
 command -v go >/dev/null || { echo "test.sh: no go on PATH" >&2; exit 1; }
