@@ -32,29 +32,6 @@ import (
 	"time"
 )
 
-// informerGenFlags are the flags of informer-gen (k8s.io/code-generator
-// v0.37.2, cmd/informer-gen/args) that this command accepts with
-// informer-gen's meaning.
-var informerGenFlags = []string{
-	"output-dir", "output-pkg", "go-header-file", "versioned-clientset-package",
-	"listers-package", "single-directory", "plural-exceptions",
-}
-
-// unsupportedFlags are informer-gen's other flags, with why they are
-// refused. klog's flags other than -v are informer-gen's too (it adds the
-// whole klog flag set); kube_codegen.sh passes only -v.
-var unsupportedFlags = map[string]string{
-	"internal-clientset-package": "internal (unversioned) API types are not supported; kubeinformers-gen generates informers for versioned types only",
-	"lint-rules":                 "kubeinformers-gen has no API linter",
-}
-
-var unsupportedKlogFlags = map[string]bool{ // name → takes no value
-	"add_dir_header": true, "alsologtostderr": true, "logtostderr": true, "one_output": true,
-	"skip_headers": true, "skip_log_headers": true,
-	"log_backtrace_at": false, "log_dir": false, "log_file": false, "log_file_max_size": false,
-	"stderrthreshold": false, "vmodule": false,
-}
-
 // informerGenMode reports whether args are informer-gen's command line
 // rather than the library's (-module-dir, -out, …): any of informer-gen's
 // flags, or input packages given as arguments.
@@ -67,12 +44,7 @@ func informerGenMode(args []string) bool {
 			continue
 		}
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		for _, f := range informerGenFlags {
-			if name == f {
-				return true
-			}
-		}
-		if _, ok := unsupportedFlags[name]; ok {
+		if _, ok := lookupFlag(name); ok {
 			return true
 		}
 	}
@@ -86,13 +58,19 @@ type informerGenArgs struct {
 	singleDirectory                  bool
 	pluralExceptions                 map[string]string
 	inputs                           []string
+	// verbosity is -v; noEffect are the given flags that mean nothing
+	// here, with their values (flags.go).
+	verbosity int
+	noEffect  map[string][]string
 }
 
 func parseInformerGenArgs(args []string) (informerGenArgs, error) {
 	var a informerGenArgs
 	a.pluralExceptions = map[string]string{}
+	a.noEffect = map[string][]string{}
 	fs := flag.NewFlagSet("kubeinformers-gen", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // -h is flag.ErrHelp: runInformerGen lists informer-gen's flags
 	fs.StringVar(&a.outputDir, "output-dir", "", "the base directory under which to generate results")
 	fs.StringVar(&a.outputPkg, "output-pkg", "", "the Go import-path of the generated results")
 	fs.StringVar(&a.headerFile, "go-header-file", "", "a file with the header text of every generated file; \"YEAR\" becomes the current year")
@@ -113,20 +91,8 @@ func parseInformerGenArgs(args []string) (informerGenArgs, error) {
 		}
 		return nil
 	})
-	fs.Int("v", 0, "log verbosity (accepted for kube_codegen.sh; kubeinformers-gen logs nothing)")
-	for name, why := range unsupportedFlags {
-		fs.Func(name, "not supported", func(string) error { return errors.New("not supported by kubeinformers-gen: " + why) })
-	}
-	for name, isBool := range unsupportedKlogFlags {
-		reject := func(string) error {
-			return errors.New("klog's flags other than -v are not supported by kubeinformers-gen")
-		}
-		if isBool {
-			fs.BoolFunc(name, "not supported", reject)
-		} else {
-			fs.Func(name, "not supported", reject)
-		}
-	}
+	fs.IntVar(&a.verbosity, "v", 0, "log verbosity; at 1 or more, the given flags that have no effect here are named")
+	noEffectFlags(fs, a.noEffect)
 	if err := fs.Parse(args); err != nil {
 		return a, err
 	}
@@ -154,9 +120,14 @@ func parseInformerGenArgs(args []string) (informerGenArgs, error) {
 // kubeinformers factory. It writes nothing unless everything rendered.
 func runInformerGen(args []string) error {
 	a, err := parseInformerGenArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		printInformerGenUsage(usageOutput)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
+	noteNoEffect(noteOutput, a.verbosity, a.noEffect)
 	header, err := readHeader(a.headerFile)
 	if err != nil {
 		return err

@@ -269,15 +269,19 @@ func TestInformerGenBadInput(t *testing.T) {
 		args: func(out string) []string { return extArgs(out, nil, "../bad/v1") },
 		want: []string{"bad/v1/types.go:", "Typo", "nonNamespacd"},
 	}, {
-		name: "unsupported flag",
+		name: "unknown lint rule",
 		args: func(out string) []string {
-			return extArgs(out, []string{"--internal-clientset-package", "example.com/internal"})
+			return extArgs(out, []string{"--lint-rules", "known-tags-only,no-such-rule"})
 		},
-		want: []string{"internal-clientset-package", "not supported"},
+		want: []string{"lint-rules", "unrecognized rule in --lint-rules: no-such-rule"},
 	}, {
-		name: "klog flag",
-		args: func(out string) []string { return extArgs(out, []string{"--logtostderr"}) },
-		want: []string{"logtostderr", "not supported"},
+		name: "bad klog value",
+		args: func(out string) []string { return extArgs(out, []string{"--stderrthreshold", "LOUD"}) },
+		want: []string{"stderrthreshold", "LOUD"},
+	}, {
+		name: "unknown flag",
+		args: func(out string) []string { return extArgs(out, []string{"--no-such-flag"}) },
+		want: []string{"no-such-flag"},
 	}, {
 		name: "bad plural exception",
 		args: func(out string) []string { return extArgs(out, []string{"--plural-exceptions", "Leaf"}) },

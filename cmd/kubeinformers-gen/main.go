@@ -31,8 +31,10 @@ limitations under the License.
 //		--listers-package example.com/m/pkg/generated/listers \
 //		example.com/m/pkg/apis/gadgets/v1
 //
-// informer-gen's flags that it does not support (--internal-clientset-package,
-// --lint-rules and klog's flags other than -v) are errors that say so.
+// It takes every flag informer-gen takes. Those that mean nothing here
+// (--internal-clientset-package, --lint-rules, whose rule names it checks,
+// and klog's flags) are accepted, and -v 1 or more says so for each one
+// given. -h lists informer-gen's flags as informer-gen's -h does.
 //
 // Without --output-dir it generates this library's own tree, the per-group
 // and per-version packages and the parts of the factory that depend on the
@@ -82,7 +84,15 @@ func run(args []string) error {
 	adapter := fs.String("clientgo-adapter", "clientgo/zz_generated_adapter.go", "where to write the wrappers behind clientgo.Adapt (empty: none)")
 	clientGoInformers := fs.String("clientgo-informers", "k8s.io/client-go/informers", "import path of client-go's informers, which the adapter implements")
 	gvrFactories := fs.Bool("gvr-factories", true, "write the factory interfaces of dynamicinformer and metadatainformer for the client-go version the module selects")
-	if err := fs.Parse(args); err != nil {
+	fs.SetOutput(usageOutput)
+	fs.Usage = func() {
+		printInformerGenUsage(usageOutput)
+		fmt.Fprintln(usageOutput, "\nWithout informer-gen's flags, kubeinformers-gen generates this library's own tree (hack/update-codegen.sh):")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return nil
+	} else if err != nil {
 		return err
 	}
 	module, err := modulePath(*moduleDir)
