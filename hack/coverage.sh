@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
 done
 
 module=$(go list -m)
-coverpkg="$module,$module/internal/...,$module/sharding,$module/gensupport"
+coverpkg="$module,$module/internal/...,$module/sharding,$module/gensupport,$module/dynamicinformer,$module/metadatainformer"
 
 # Modules left out, with the reason printed.
 declare -A skip=(

@@ -42,6 +42,7 @@ import (
 	informers "github.com/kubeinformers/informers"
 	"github.com/kubeinformers/informers/dynamicinformer"
 	"github.com/kubeinformers/informers/metadatainformer"
+	"github.com/kubeinformers/informers/sharding"
 )
 
 // This file checks what the dynamicinformer and metadatainformer drop-ins
@@ -473,4 +474,108 @@ func keysOf(objs []any) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestGVRFactoryShardSelector: client-go v0.38's WithShardSelector on both
+// drop-ins. Two factories take the two halves of the UID hash space; the
+// fakes ignore the selector, as a server without the gate does, so each
+// filters on the client and says so in Notices: disjoint, and together
+// complete.
+func TestGVRFactoryShardSelector(t *testing.T) {
+	objs := widgetsWithUID(40, "a")
+	var metas []runtime.Object
+	for _, o := range objs {
+		u := o.(*unstructured.Unstructured)
+		p := podMeta("a", u.GetName())
+		p.UID = u.GetUID()
+		metas = append(metas, p)
+	}
+	ctx, cancel := context.WithCancel(syncCtx(t))
+	var factories []gvrFactory
+	defer func() {
+		cancel()
+		for _, f := range factories {
+			f.Shutdown()
+		}
+	}()
+	var dynKeys, metaKeys [2][]string
+	for i := range 2 {
+		sel, err := sharding.ForShard(sharding.FieldUID, i, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		df := dynamicinformer.NewDynamicSharedInformerFactoryWithOptions(newDynamic(objs...), 0, dynamicinformer.WithShardSelector(sel.APISelector())).(dynamicinformer.Factory)
+		mf := metadatainformer.NewSharedInformerFactoryWithOptions(newMetadata(metas...), 0, metadatainformer.WithShardSelector(sel.APISelector())).(metadatainformer.Factory)
+		factories = append(factories, df, mf)
+		di, mi := df.ForResource(widgetsGVR).Informer(), mf.ForResource(podsGVR).Informer()
+		df.Start(ctx.Done())
+		mf.Start(ctx.Done())
+		if !df.WaitForCacheSync(ctx.Done())[widgetsGVR] || !mf.WaitForCacheSync(ctx.Done())[podsGVR] {
+			t.Fatal("not synced")
+		}
+		dynKeys[i], metaKeys[i] = keysOf(di.GetStore().List()), keysOf(mi.GetStore().List())
+		for what, f := range map[string]gvrFactory{"dynamic": df, "metadata": mf} {
+			if n := f.Notices(); len(n) == 0 || !strings.Contains(strings.Join(n, "\n"), "shard") {
+				t.Errorf("%s shard %d: Notices() = %q, want the ignored selector named", what, i, n)
+			}
+		}
+	}
+	for what, halves := range map[string][2][]string{"dynamic": dynKeys, "metadata": metaKeys} {
+		all := append(slices.Clone(halves[0]), halves[1]...)
+		slices.Sort(all)
+		if len(halves[0]) == 0 || len(halves[1]) == 0 || len(slices.Compact(all)) != 40 || len(all) != 40 {
+			t.Errorf("%s: halves of %d and %d objects, %d distinct; want a split of 40, disjoint and complete", what, len(halves[0]), len(halves[1]), len(slices.Compact(all)))
+		}
+	}
+}
+
+// TestGVRFactoryInvalidResources: several invalid resources are named in
+// order, SyncStatus reports them, and a nil module option is an error that
+// names its position.
+func TestGVRFactoryInvalidResources(t *testing.T) {
+	mc := newMetadata()
+	f, err := metadatainformer.New(mc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(syncCtx(t))
+	defer func() {
+		cancel()
+		f.Shutdown()
+	}()
+	badZ := schema.GroupVersionResource{Version: "v1", Resource: "Zs"}
+	badA := schema.GroupVersionResource{Version: "v1", Resource: "pods/status"}
+	f.ForResource(badZ)
+	f.ForResource(badA)
+	f.Start(ctx.Done())
+	err = f.Ready()
+	if err == nil || strings.Index(err.Error(), "Zs") > strings.Index(err.Error(), "pods/status") || !strings.Contains(err.Error(), "subresource") {
+		t.Errorf("Ready() = %v, want both named, in byte order", err)
+	}
+	status := f.SyncStatus()
+	for _, gvr := range []schema.GroupVersionResource{badZ, badA} {
+		id := informers.InformerID{Form: informers.FormMetadata, Resource: gvr, Type: reflect.TypeFor[*metav1.PartialObjectMetadata]()}
+		if synced, ok := status[id]; !ok || synced {
+			t.Errorf("SyncStatus()[%v] = %v, %v; want false, true", id, synced, ok)
+		}
+	}
+	if _, err := metadatainformer.New(mc, 0, metadatainformer.WithFactoryOptions(nil)); err == nil || !strings.Contains(err.Error(), "is nil") {
+		t.Errorf("a nil module option: %v", err)
+	}
+	// The never-started informer, run by hand, fails its list with the
+	// reason and does not sync.
+	inf := f.ForResource(badA).Informer()
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		inf.RunWithContext(rctx)
+		close(done)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	synced := inf.HasSynced()
+	stop()
+	<-done
+	if synced {
+		t.Error("the informer of an invalid resource synced")
+	}
 }
