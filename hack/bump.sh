@@ -67,6 +67,10 @@ done
 for m in "${mods[@]}"; do
 	tidy_module "$root/$m"
 done
+# A go line the bump raised (go 1.27.0) names the toolchain the bump used, so
+# that an older go fetches that one (use_repo_toolchain in hack/lib.sh makes
+# the scripts work under GOTOOLCHAIN=local too).
+set_toolchain_lines "$tc"
 
 echo "bump: $root is at k8s.io/client-go $version (Go toolchain $tc)"
 # Prose, tests and scripts that name the old release by its number.

@@ -288,3 +288,45 @@ bump_gomods() {
 		done
 	done < <(modules)
 }
+
+# --- the Go toolchain the repository asks for ------------------------------
+#
+# After hack/bump.sh to a Kubernetes release that needs a newer Go (v0.38
+# needs Go 1.27), the go.mod files say so (`go 1.27.0`, `toolchain go1.27.3`).
+# The go command then fetches that toolchain by itself under its default
+# GOTOOLCHAIN=auto; under GOTOOLCHAIN=local (a machine that pins its Go) it
+# would refuse to run. use_repo_toolchain makes every script work either way:
+# when the go on PATH is older than the root go.mod asks for and GOTOOLCHAIN
+# is local, it exports GOTOOLCHAIN as the toolchain go.mod names, which the
+# go command fetches through the module proxy. It changes nothing otherwise.
+use_repo_toolchain() {
+	local need have mode
+	need=$(gomod_go_version "$root/go.mod") || return 1
+	have=$(cd / && GOWORK=off GOFLAGS='' GOTOOLCHAIN=local go env GOVERSION) || return 1
+	have=${have#go}
+	if [ "$(printf '%s\n' "$need" "$have" | sort -V | tail -1)" = "$have" ]; then
+		return 0
+	fi
+	mode=${GOTOOLCHAIN:-$(cd / && GOWORK=off go env GOTOOLCHAIN)}
+	if [ "$mode" = local ]; then
+		export GOTOOLCHAIN=go$need
+	fi
+}
+
+# set_toolchain_lines TOOLCHAIN: gives every module whose go line is of
+# TOOLCHAIN's minor and older than it a `toolchain TOOLCHAIN` line, so that a
+# go older than the go line (the README's Go 1.26, say) fetches that
+# toolchain rather than the go line's .0 release. hack/bump.sh calls it after
+# tidying; modules at an older minor (the generator's) are left alone.
+set_toolchain_lines() {
+	local tc=$1 m goline minor
+	minor=$(sed -E 's/^go([0-9]+\.[0-9]+).*/\1/' <<<"$tc")
+	while read -r m; do
+		goline=$(awk '$1 == "go" { print $2 }' "$root/$m/go.mod")
+		if [ "$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<<"$goline")" = "$minor" ] && [ "$goline" != "${tc#go}" ]; then
+			(cd "$root/$m" && go mod edit -toolchain="$tc")
+		fi
+	done < <(modules)
+}
+
+use_repo_toolchain

@@ -9,6 +9,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 command -v go >/dev/null || { echo "e2e: no go on PATH" >&2; exit 1; }
+# The Go toolchain go.mod asks for, also under GOTOOLCHAIN=local (hack/lib.sh).
+source "$repo/hack/lib.sh"
 export E2E_BIN_DIR="${E2E_BIN_DIR:-$repo/.cache/testenv/bin}"
 
 TESTENV_BIN_DIR="$E2E_BIN_DIR" bash "$repo/hack/testenv/build.sh"
