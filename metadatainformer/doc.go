@@ -14,25 +14,26 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package dynamicinformer is a drop-in for client-go's
+// Package metadatainformer is a drop-in for client-go's
 // k8s.io/client-go/metadata/metadatainformer: the same identifiers with the
 // same signatures and behaviour, so that a controller built on client-go's
-// dynamic factory switches by changing its import path.
+// metadata factory (a garbage collector, a quota controller) switches by
+// changing its import path.
 //
 // Its informers live in the module's one factory ([informers.Factory]), so
 // the factories it returns also implement [Factory]: RemoveInformer stops
 // the informer of a resource, such as a custom resource whose
 // CustomResourceDefinition was deleted, which client-go's would retry for
 // ever; Ready and SyncStatus say which informer is not ready and why.
-// [NewDynamicSharedInformerFactoryWithOptions] also takes the module's own
-// options ([WithFactoryOptions]): lean memory, list modes, sharding,
-// namespaces and per-resource options. [New] returns their mistakes as an
-// error.
+// [NewSharedInformerFactoryWithOptions] also takes the module's own options
+// ([WithFactoryOptions]): lean memory, list modes, sharding, namespaces and
+// per-resource options. [New] returns their mistakes as an error.
 //
 // As in client-go, ForResource returns an informer of
-// *metav1.PartialObjectMetadata fed by the metadata client for every resource,
-// built-in ones included, and WaitForCacheSync is keyed by resource. Unlike
-// client-go's, a factory informer reports synced only once its first watch
-// has returned, so that a change made right after WaitForCacheSync is never
-// lost, also with client-go's fake metadata client.
+// *metav1.PartialObjectMetadata fed by the metadata client for every
+// resource, built-in ones included, and WaitForCacheSync is keyed by
+// resource. Unlike client-go's, a factory informer reports synced only once
+// its first watch has returned, so that a change made right after
+// WaitForCacheSync is never lost, also with client-go's fake metadata
+// client.
 package metadatainformer
