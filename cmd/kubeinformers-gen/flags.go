@@ -195,12 +195,3 @@ func printInformerGenUsage(w io.Writer) {
 		fmt.Fprintf(w, "%-*s   %s\n", width, left[i], usage)
 	}
 }
-
-// isHelp reports whether arg asks for help, as -h, -help or --help.
-func isHelp(arg string) bool {
-	switch arg {
-	case "-h", "--h", "-help", "--help":
-		return true
-	}
-	return false
-}

@@ -203,30 +203,26 @@ func TestGVRFactoryRemoveInformer(t *testing.T) {
 	dc := newDynamic(widget("a", "w1", "Widget"))
 	mc := newMetadata(podMeta("a", "p1"))
 	for _, tc := range []struct {
-		what    string
-		f       any
-		c       recorder
-		remove  schema.GroupVersionResource
-		keep    schema.GroupVersionResource
-		getInfo func(schema.GroupVersionResource) cache.SharedIndexInformer
+		what   string
+		f      any
+		c      recorder
+		remove schema.GroupVersionResource
+		keep   schema.GroupVersionResource
 	}{
-		{"dynamic", dynamicinformer.NewDynamicSharedInformerFactory(dc, 0), dc, widgetsGVR, gadgetsGVR, nil},
-		{"metadata", metadatainformer.NewSharedInformerFactory(mc, 0), mc, podsGVR, deploymentsV1, nil},
+		{"dynamic", dynamicinformer.NewDynamicSharedInformerFactory(dc, 0), dc, widgetsGVR, gadgetsGVR},
+		{"metadata", metadatainformer.NewSharedInformerFactory(mc, 0), mc, podsGVR, deploymentsV1},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			f, ok := tc.f.(gvrFactory)
 			if !ok {
 				t.Fatalf("%T is not a Factory", tc.f)
 			}
+			// Both packages' Factory interfaces have the same methods; each
+			// ForResource returns this module's GenericInformer.
 			forResource := func(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
-				switch f := tc.f.(type) {
-				case dynamicinformer.Factory:
-					return f.ForResource(gvr).Informer()
-				case metadatainformer.Factory:
-					return f.ForResource(gvr).Informer()
-				}
-				t.Fatalf("%T", tc.f)
-				return nil
+				return tc.f.(interface {
+					ForResource(schema.GroupVersionResource) informers.GenericInformer
+				}).ForResource(gvr).Informer()
 			}
 			ctx, cancel := context.WithCancel(syncCtx(t))
 			defer cancel()
