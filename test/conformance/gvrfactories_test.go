@@ -575,3 +575,46 @@ func TestGVRFactoryInvalidResources(t *testing.T) {
 		t.Error("the informer of an invalid resource synced")
 	}
 }
+
+// TestGVRFactoryLeanAndListMode: WithLeanMemory and WithListMode reach the
+// drop-ins' informers: managedFields are dropped from the cache, and an
+// invalid list mode is an error from New and fails closed under the
+// client-go constructor.
+func TestGVRFactoryLeanAndListMode(t *testing.T) {
+	w := widget("a", "w1", "Widget")
+	w.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}})
+	p := podMeta("a", "p1")
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	df, err := dynamicinformer.New(newDynamic(w), 0, dynamicinformer.WithFactoryOptions(informers.WithLeanMemory(), informers.WithListMode(informers.ListModeList)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, err := metadatainformer.New(newMetadata(p), 0, metadatainformer.WithFactoryOptions(informers.WithLeanMemory(), informers.WithListMode(informers.ListModeConsistentList)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(syncCtx(t))
+	defer func() {
+		cancel()
+		df.Shutdown()
+		mf.Shutdown()
+	}()
+	di, mi := df.ForResource(widgetsGVR).Informer(), mf.ForResource(podsGVR).Informer()
+	df.Start(ctx.Done())
+	mf.Start(ctx.Done())
+	if !df.WaitForCacheSync(ctx.Done())[widgetsGVR] || !mf.WaitForCacheSync(ctx.Done())[podsGVR] {
+		t.Fatal("not synced")
+	}
+	for what, objs := range map[string][]any{"dynamic": di.GetStore().List(), "metadata": mi.GetStore().List()} {
+		if len(objs) != 1 {
+			t.Fatalf("%s: %d objects cached", what, len(objs))
+		}
+		if m := objs[0].(metav1.Object); m.GetManagedFields() != nil {
+			t.Errorf("%s: managedFields kept under WithLeanMemory: %v", what, m.GetManagedFields())
+		}
+	}
+	bad := informers.WithListMode("Sometimes")
+	if _, err := dynamicinformer.New(newDynamic(), 0, dynamicinformer.WithFactoryOptions(bad)); err == nil || !strings.Contains(err.Error(), "Sometimes") {
+		t.Errorf("an invalid list mode: %v", err)
+	}
+}
