@@ -618,3 +618,29 @@ func TestGVRFactoryLeanAndListMode(t *testing.T) {
 		t.Errorf("an invalid list mode: %v", err)
 	}
 }
+
+// TestGVRFactoryNoGoroutineAfterRemoveInformer: once RemoveInformer has
+// returned, no goroutine of the removed informer is left, before Shutdown
+// and with the factory's context still live.
+func TestGVRFactoryNoGoroutineAfterRemoveInformer(t *testing.T) {
+	ctx, cancel := context.WithCancel(syncCtx(t))
+	defer cancel()
+	before := goleak.IgnoreCurrent()
+	df := dynamicinformer.NewDynamicSharedInformerFactory(newDynamic(widget("a", "w1", "Widget")), 0).(dynamicinformer.Factory)
+	mf := metadatainformer.NewSharedInformerFactory(newMetadata(podMeta("a", "p1")), 0).(metadatainformer.Factory)
+	df.ForResource(widgetsGVR)
+	mf.ForResource(podsGVR)
+	df.Start(ctx.Done())
+	mf.Start(ctx.Done())
+	if !df.WaitForCacheSync(ctx.Done())[widgetsGVR] || !mf.WaitForCacheSync(ctx.Done())[podsGVR] {
+		t.Fatal("not synced")
+	}
+	if !df.RemoveInformer(widgetsGVR) || !mf.RemoveInformer(podsGVR) {
+		t.Fatal("RemoveInformer reported no informer")
+	}
+	if err := goleak.Find(before); err != nil {
+		t.Errorf("goroutines left after RemoveInformer, before Shutdown: %v", err)
+	}
+	df.Shutdown()
+	mf.Shutdown()
+}
