@@ -194,7 +194,7 @@ check_license_headers() {
 check_tidy() {
 	local m rc=0
 	for m in "${all_modules[@]}"; do
-		(cd "$m" && go mod tidy -diff) || { echo "go.mod/go.sum of $m are not tidy: run (cd $m && go mod tidy)"; rc=1; }
+		tidy_diff "$root/$m" || { echo "go.mod/go.sum of $m are not tidy: run (cd $m && go mod tidy)"; rc=1; }
 	done
 	return "$rc"
 }
