@@ -35,6 +35,7 @@ import (
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
+	sharding "k8s.io/apimachinery/pkg/sharding"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	cache "k8s.io/client-go/tools/cache"
 )
@@ -109,6 +110,17 @@ func WithTransform(transform cache.TransformFunc) SharedInformerOption {
 func WithInformerName(informerName *cache.InformerName) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		factory.options = append(factory.options, kubeinformers.WithInformerName(informerName))
+		return factory
+	}
+}
+
+// WithShardSelector limits every informer of the factory to the objects
+// shardSelector matches, as the option of the same name that informer-gen
+// generates from client-go v0.38 on; see kubeinformers.WithShardSelector. A
+// nil or empty selector means no sharding.
+func WithShardSelector(shardSelector sharding.Selector) SharedInformerOption {
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		factory.options = append(factory.options, kubeinformers.WithShardSelector(shardSelector))
 		return factory
 	}
 }
