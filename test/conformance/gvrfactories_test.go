@@ -308,7 +308,7 @@ func TestGVRFactoryForbiddenNamedByReady(t *testing.T) {
 func TestGVRFactoryBadInput(t *testing.T) {
 	badNamespaces := informers.WithNamespaces("Not_A_Namespace")
 	badSelector := informers.WithResourceOptions(widgetsGVR, informers.ResourceOptions{LabelSelector: "app in (("})
-	badShard := informers.WithShard(3, 2)
+	badShard := informers.WithShard(sharding.FieldUID, 3, 2)
 	for _, tc := range []struct {
 		name    string
 		dynOpts []dynamicinformer.DynamicSharedInformerOption
@@ -317,7 +317,7 @@ func TestGVRFactoryBadInput(t *testing.T) {
 	}{
 		{"namespaces", []dynamicinformer.DynamicSharedInformerOption{dynamicinformer.WithFactoryOptions(badNamespaces)}, []metadatainformer.SharedInformerOption{metadatainformer.WithFactoryOptions(badNamespaces)}, "Not_A_Namespace"},
 		{"resource options", []dynamicinformer.DynamicSharedInformerOption{dynamicinformer.WithFactoryOptions(badSelector)}, []metadatainformer.SharedInformerOption{metadatainformer.WithFactoryOptions(badSelector)}, "app in (("},
-		{"shard", []dynamicinformer.DynamicSharedInformerOption{dynamicinformer.WithFactoryOptions(badShard)}, []metadatainformer.SharedInformerOption{metadatainformer.WithFactoryOptions(badShard)}, "WithShard(3, 2)"},
+		{"shard", []dynamicinformer.DynamicSharedInformerOption{dynamicinformer.WithFactoryOptions(badShard)}, []metadatainformer.SharedInformerOption{metadatainformer.WithFactoryOptions(badShard)}, "WithShard(sharding.FieldUID, 3, 2)"},
 		{"nil option", []dynamicinformer.DynamicSharedInformerOption{nil}, []metadatainformer.SharedInformerOption{nil}, "option 0 is nil"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
