@@ -37,7 +37,8 @@ import (
 // Ready, SyncStatus and Notices, and the hooks of each informer they read.
 
 // hooks are what one informer reports to: the health of its sources, the
-// sync gate of its first watches (informer.go) and its notices. The
+// sync gate of its first watches (informer.go), its notices, and its
+// watch-list streams while they send their initial events. The
 // factory makes them for each informer (newHooks) and hands them to the
 // build step, which wires them into every list/watch (wire) and watch
 // error handler (watchErrors) of the informer; Ready, SyncStatus, Notices,
@@ -49,6 +50,10 @@ type hooks struct {
 	gate    *syncGate // nil for an informer built by InformerFor's newFunc
 	notices notices
 	metrics metricsHooks // metrics.go
+	// streams is how the informer's watch-list streams are doing, so that
+	// Ready names a stream that is slow to end or stalled
+	// (internal/listwatch/stall.go) instead of a bare "not synced".
+	streams listwatch.Streams
 }
 
 // newHooks returns the hooks of the informer of spec.
@@ -67,6 +72,7 @@ func (h *hooks) wire(cfg *listwatch.Config, source string) {
 	cfg.Watched = h.gate.watched(cfg.Namespace)
 	cfg.Notice = func(msg string) { h.notices.list.CompareAndSwap(nil, &msg) }
 	cfg.Count, cfg.HandedOver = h.metrics.countRequest, h.metrics.handedOver // metrics.go
+	cfg.Streams = &h.streams
 }
 
 // watchErrors records the errors of an informer's watch stream, which
@@ -202,6 +208,9 @@ func describe(e *entry) string {
 	}
 	if err := e.hooks.health.last(); err != nil {
 		return fmt.Sprintf("%s: not synced: %v", e.id, err)
+	}
+	if msg := e.hooks.streams.Waiting(); msg != "" {
+		return fmt.Sprintf("%s: not synced: %s", e.id, msg)
 	}
 	return fmt.Sprintf("%s: not synced", e.id)
 }

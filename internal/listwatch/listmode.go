@@ -17,14 +17,17 @@ limitations under the License.
 package listwatch
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
@@ -102,6 +105,17 @@ type listMode struct {
 	noticed atomic.Bool
 	// streamErr is the last error of a watch-list stream request.
 	streamErr atomic.Pointer[error]
+	// abandoned is set once a stream stalled (stall.go): the informer
+	// lists from then on, with a consistent LIST.
+	abandoned atomic.Bool
+}
+
+// watchStream watches over w, a watch-list stream the server accepted.
+func (m *listMode) watchStream(ctx context.Context, w watch.Interface) watch.Interface {
+	st := m.cfg.Streams.begin(m.cfg.Namespace)
+	return watchStream(ctx, w, st,
+		func() { m.cfg.Streams.end(m.cfg.Namespace, st) },
+		func(n int, silence time.Duration) { m.stalled(ctx, st, n, silence) })
 }
 
 // expectsStream reports whether the informer was meant to stream; a
@@ -132,10 +146,11 @@ func (m *listMode) list(opts *metav1.ListOptions) {
 		return
 	}
 	paged := m.cfg.Mode == ModeAuto && m.cfg.PagedFallback
-	if (m.cfg.Mode == ModeConsistentList || paged) && opts.ResourceVersion == "0" {
+	if (m.cfg.Mode == ModeConsistentList || paged || m.abandoned.Load()) && opts.ResourceVersion == "0" {
 		// The reflector's first list asks for resourceVersion=0 (any
 		// state, from the watch cache, in one page); ask for the current
-		// one, in pages.
+		// one, in pages. An informer whose stream stalled wanted a
+		// consistent read, so it gets one too.
 		opts.ResourceVersion = ""
 		if opts.Limit == 0 {
 			opts.Limit = consistentPageSize
@@ -214,6 +229,23 @@ func (p *Pretransform) streamStarted(source string) {
 			delete(p.streamed, o)
 		}
 	}
+}
+
+// streamEnded says that source lists: a stream of it that the server
+// refused, or that was abandoned (stall.go), will never reach Replace,
+// and the objects of the list must be transformed once, not as streamed.
+func (p *Pretransform) streamEnded(source string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.streaming[source] {
+		return
+	}
+	for o := range p.streamed {
+		if p.sourceOf(o) == source {
+			delete(p.streamed, o)
+		}
+	}
+	delete(p.streaming, source)
 }
 
 // sourceOf is the source that lists obj: its namespace when that has a
@@ -308,6 +340,9 @@ func keyOf(obj any) (doneKey, bool) {
 // page of a list forgets what an earlier list of source marked and the
 // informer did not see (a list that failed part-way).
 func (p *Pretransform) page(source string, first bool, list runtime.Object) error {
+	if first {
+		p.streamEnded(source)
+	}
 	if p.stopped.Load() {
 		return nil
 	}

@@ -133,6 +133,9 @@ type Config struct {
 	// or metadata-only cache, whose peak then follows the transformed
 	// pages instead of one whole resourceVersion=0 response.
 	PagedFallback bool
+	// Streams, if set, is told how the informer's watch-list streams are
+	// doing, for the factory's Ready (stall.go).
+	Streams *Streams
 }
 
 // New returns the ListWatch for cfg.
@@ -195,7 +198,12 @@ func New(cfg Config) *cache.ListWatch {
 			observe(err)
 			return nil, err
 		}
-		if cfg.Pretransform != nil && opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+		stream := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+		if stream && mode.abandoned.Load() {
+			// The stream stalled once (stall.go): the reflector lists.
+			return nil, errStreamAbandoned
+		}
+		if cfg.Pretransform != nil && stream {
 			cfg.Pretransform.streamStarted(cfg.Namespace)
 		}
 		// opened is told that the watch runs: the outcome of its request,
@@ -211,11 +219,16 @@ func New(cfg Config) *cache.ListWatch {
 			observe(err)
 			opened(err)
 		}
+		var w watch.Interface
 		if sh != nil {
-			return sh.watch(ctx, r, opts, watched, opened, observe)
+			w, err = sh.watch(ctx, r, opts, watched, opened, observe)
+		} else {
+			w, err = r.Watch(ctx, opts)
+			watched(err)
 		}
-		w, err := r.Watch(ctx, opts)
-		watched(err)
+		if err == nil && stream {
+			w = mode.watchStream(ctx, w)
+		}
 		return w, err
 	}
 	// Only the context forms: cache.ListWatch's List and Watch fall back
