@@ -1,0 +1,245 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command soak runs the informers against a real kube-apiserver and etcd
+// (test/e2e/testenv) for a long time, under a steady writer and faults on a
+// schedule, and checks at the end that every replica's cache matches the
+// server, that the heap does not grow and that no goroutine is left
+// behind. Run it through hack/soak.sh; see docs/reliability.md.
+//
+// It prints one line on stdout:
+//
+//	soak duration=<d> objects=<n> writes=<n> restarts=<n> compactions=<n> lost=<n> stale=<n> double-owned=<n> heap-slope=<pct>/h goroutines=<a>-><b>
+//
+// and exits 1 when a goal is missed (lost, stale and double-owned all 0;
+// heap slope at most 5%/h; goroutines within 10). With -out it writes
+// samples.csv (one row per sample), faults.log and result.txt there.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/kubeinformers/informers/test/e2e/testenv"
+)
+
+func main() {
+	var o options
+	flag.DurationVar(&o.duration, "duration", 10*time.Minute, "how long the writer and the faults run (the set-up and the final check come on top)")
+	flag.IntVar(&o.objects, "objects", 2000, "configmaps kept on the server, spread over the namespaces")
+	flag.IntVar(&o.namespaces, "namespaces", 4, "namespaces the objects are spread over")
+	flag.Float64Var(&o.rate, "rate", 10, "writes per second (a create, an update and a delete in turn, so the count stays put)")
+	flag.DurationVar(&o.sampleEvery, "sample", 15*time.Second, "how often the heap and goroutines are sampled")
+	flag.DurationVar(&o.warmup, "warmup", time.Minute, "samples before this are left out of the heap slope")
+	flag.StringVar(&o.out, "out", "", "directory for samples.csv, faults.log, klog.log and result.txt (none: only stdout and stderr)")
+	flag.Parse()
+
+	r, err := run(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(2)
+	}
+	fmt.Println(r.line())
+	if o.out != "" {
+		_ = os.WriteFile(filepath.Join(o.out, "result.txt"), []byte(r.line()+"\n"), 0o644)
+	}
+	if f := r.failures(); len(f) > 0 {
+		fmt.Fprintln(os.Stderr, "soak: goals missed:", summary(f))
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	duration    time.Duration
+	objects     int
+	namespaces  int
+	rate        float64
+	sampleEvery time.Duration
+	warmup      time.Duration
+	out         string
+}
+
+// logf writes a progress line to stderr and to faults.log.
+type logger struct {
+	mu    sync.Mutex
+	start time.Time
+	w     io.Writer
+}
+
+func (l *logger) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	msg := fmt.Sprintf("[%7.1fs] "+format+"\n", append([]any{time.Since(l.start).Seconds()}, args...)...)
+	_, _ = io.WriteString(l.w, msg)
+}
+
+func run(o options) (result, error) {
+	var r result
+	if o.duration <= 0 || o.objects < 3 || o.namespaces < 1 || o.rate <= 0 {
+		return r, fmt.Errorf("bad options: -duration %v, -objects %d, -namespaces %d, -rate %v (want all positive, at least 3 objects)", o.duration, o.objects, o.namespaces, o.rate)
+	}
+	logOut := io.Writer(os.Stderr)
+	klogOut := io.Discard
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return r, err
+		}
+		fl, err := os.Create(filepath.Join(o.out, "faults.log"))
+		if err != nil {
+			return r, err
+		}
+		defer fl.Close()
+		logOut = io.MultiWriter(os.Stderr, fl)
+		kl, err := os.Create(filepath.Join(o.out, "klog.log"))
+		if err != nil {
+			return r, err
+		}
+		defer kl.Close()
+		klogOut = kl
+	}
+	// client-go's warnings during restarts are expected; keep them in
+	// klog.log rather than on the terminal.
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	_ = klogFlags.Set("logtostderr", "false")
+	_ = klogFlags.Set("alsologtostderr", "false")
+	_ = klogFlags.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(klogOut)
+	log := &logger{start: time.Now(), w: logOut}
+
+	env, err := testenv.Start(testenv.Options{})
+	if err != nil {
+		return r, fmt.Errorf("start kube-apiserver and etcd: %w", err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			log.logf("stop test environment: %v", err)
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	s, err := newSoak(ctx, env, o, log)
+	if err != nil {
+		return r, err
+	}
+	defer s.close()
+	log.logf("set up: %d objects in %d namespaces, 3 sharded replicas and one whole-cache factory synced", o.objects, o.namespaces)
+
+	// The run: the writer, the sampler and the faults.
+	start := time.Now()
+	s.writer.start(ctx, o.rate)
+	var samples []sample
+	var samplesMu sync.Mutex
+	var csv io.Writer = io.Discard
+	if o.out != "" {
+		f, err := os.Create(filepath.Join(o.out, "samples.csv"))
+		if err != nil {
+			return r, err
+		}
+		defer f.Close()
+		csv = f
+	}
+	_, _ = fmt.Fprintln(csv, csvHeader)
+	take := func() {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		smp := sample{at: time.Since(start), heapInuse: ms.HeapInuse, goroutines: runtime.NumGoroutine(), objects: s.writer.count(), writes: s.writer.writes.Load()}
+		samplesMu.Lock()
+		samples = append(samples, smp)
+		samplesMu.Unlock()
+		_, _ = fmt.Fprintln(csv, smp.csvRow())
+	}
+	sampCtx, stopSampling := context.WithCancel(ctx)
+	var sampWG sync.WaitGroup
+	sampWG.Go(func() {
+		t := time.NewTicker(o.sampleEvery)
+		defer t.Stop()
+		take()
+		for {
+			select {
+			case <-sampCtx.Done():
+				return
+			case <-t.C:
+				take()
+			}
+		}
+	})
+	var faultWG sync.WaitGroup
+	faultCtx, stopFaults := context.WithCancel(ctx)
+	faultWG.Go(func() { s.faults(faultCtx, start, o.duration) })
+
+	// Goroutines after the warm-up: the least of five counts a second
+	// apart, so that a request in flight at one instant does not count.
+	sleepUntil(ctx, start.Add(o.warmup))
+	r.goroutinesA = quietGoroutines(ctx)
+	log.logf("after the warm-up: %d goroutines", r.goroutinesA)
+
+	sleepUntil(ctx, start.Add(o.duration))
+	stopFaults()
+	faultWG.Wait()
+	r.goroutinesB = quietGoroutines(ctx)
+	stopSampling()
+	sampWG.Wait()
+	take()
+	r.duration = time.Since(start)
+	s.writer.stop()
+	log.logf("run over: %d writes (%d failed), %d goroutines; checking every cache against the server", s.writer.writes.Load(), s.writer.failures.Load(), r.goroutinesB)
+
+	// The check: with the writer stopped, every cache must come to match
+	// the server, and stay matched.
+	r.lost, r.stale, r.doubleOwned, r.objects, err = s.converge(ctx, 3*time.Minute)
+	if err != nil {
+		return r, err
+	}
+	r.writes = s.writer.writes.Load()
+	r.restarts, r.compactions = s.counts.restarts, s.counts.compactions
+	samplesMu.Lock()
+	r.heapSlope, r.heapSlopeOK = heapSlope(samples, o.warmup)
+	samplesMu.Unlock()
+	log.logf("faults: %d apiserver restarts, %d etcd compactions with severed watches, %d membership changes, %d informer removals (each added again); writer: %d writes, %d failed",
+		s.counts.restarts, s.counts.compactions, s.counts.memberships, s.counts.removals, r.writes, s.writer.failures.Load())
+	return r, nil
+}
+
+// sleepUntil sleeps until t or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Until(t)):
+	}
+}
+
+// quietGoroutines is the least of five goroutine counts a second apart.
+func quietGoroutines(ctx context.Context) int {
+	counts := make([]int, 0, 5)
+	for range 5 {
+		counts = append(counts, runtime.NumGoroutine())
+		sleepUntil(ctx, time.Now().Add(time.Second))
+	}
+	return slices.Min(counts)
+}

@@ -1,0 +1,113 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// sample is one measurement of the soak process, taken after a GC.
+type sample struct {
+	at         time.Duration // since the run started
+	heapInuse  uint64        // runtime.MemStats.HeapInuse, bytes
+	goroutines int
+	objects    int   // objects on the server, as the writer counts them
+	writes     int64 // writes so far
+}
+
+// csvHeader is the first line of samples.csv; csvRow formats one sample.
+const csvHeader = "seconds,heap_inuse_bytes,goroutines,objects,writes"
+
+func (s sample) csvRow() string {
+	return fmt.Sprintf("%.1f,%d,%d,%d,%d", s.at.Seconds(), s.heapInuse, s.goroutines, s.objects, s.writes)
+}
+
+// heapSlope is the least-squares slope of heap-in-use over the samples
+// taken at or after warmup, relative to their mean, in percent per hour.
+// ok is false with fewer than two such samples at distinct times.
+func heapSlope(samples []sample, warmup time.Duration) (pctPerHour float64, ok bool) {
+	var n, sx, sy, sxx, sxy float64
+	for _, s := range samples {
+		if s.at < warmup {
+			continue
+		}
+		x, y := s.at.Hours(), float64(s.heapInuse)
+		n++
+		sx += x
+		sy += y
+		sxx += x * x
+		sxy += x * y
+	}
+	den := n*sxx - sx*sx
+	if n < 2 || den == 0 || sy == 0 {
+		return 0, false
+	}
+	slope := (n*sxy - sx*sy) / den // bytes per hour
+	mean := sy / n
+	return slope / mean * 100, true
+}
+
+// result is what the soak found.
+type result struct {
+	duration                 time.Duration
+	objects                  int
+	writes                   int64
+	restarts, compactions    int
+	lost, stale, doubleOwned int
+	heapSlope                float64 // percent per hour
+	heapSlopeOK              bool    // enough samples for a slope
+	goroutinesA, goroutinesB int     // after warm-up, at the end
+}
+
+// line is the one line the soak prints.
+func (r result) line() string {
+	slope := "n/a"
+	if r.heapSlopeOK {
+		slope = fmt.Sprintf("%+.2f%%", r.heapSlope)
+	}
+	return fmt.Sprintf("soak duration=%s objects=%d writes=%d restarts=%d compactions=%d lost=%d stale=%d double-owned=%d heap-slope=%s/h goroutines=%d->%d",
+		r.duration.Round(time.Second), r.objects, r.writes, r.restarts, r.compactions, r.lost, r.stale, r.doubleOwned, slope, r.goroutinesA, r.goroutinesB)
+}
+
+// Goals of the soak.
+const (
+	maxHeapSlope     = 5.0 // percent per hour
+	maxGoroutineDiff = 10
+)
+
+// failures lists the goals r misses; empty when all are met.
+func (r result) failures() []string {
+	var out []string
+	if r.lost != 0 || r.stale != 0 || r.doubleOwned != 0 {
+		out = append(out, fmt.Sprintf("caches differ from the server: lost=%d stale=%d double-owned=%d, want all 0", r.lost, r.stale, r.doubleOwned))
+	}
+	switch {
+	case !r.heapSlopeOK:
+		out = append(out, "too few heap samples after the warm-up for a slope: run longer")
+	case r.heapSlope > maxHeapSlope:
+		out = append(out, fmt.Sprintf("heap grows %.2f%%/h, want at most %.0f%%/h", r.heapSlope, maxHeapSlope))
+	}
+	if d := r.goroutinesB - r.goroutinesA; d > maxGoroutineDiff || d < -maxGoroutineDiff {
+		out = append(out, fmt.Sprintf("goroutines went from %d to %d, want within %d", r.goroutinesA, r.goroutinesB, maxGoroutineDiff))
+	}
+	return out
+}
+
+// summary joins failures for an error message.
+func summary(failures []string) string { return strings.Join(failures, "; ") }

@@ -1,0 +1,86 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHeapSlope(t *testing.T) {
+	// 100 MB, growing 1 MB every 10 minutes from the warm-up on: 6 MB/h
+	// over a mean of 102.5 MB; the samples before the warm-up (a start-up
+	// peak) are left out.
+	samples := []sample{{at: 0, heapInuse: 500e6}, {at: 30 * time.Second, heapInuse: 400e6}}
+	for i := range 6 {
+		samples = append(samples, sample{at: time.Minute + time.Duration(i)*10*time.Minute, heapInuse: uint64(100e6 + i*1e6)})
+	}
+	got, ok := heapSlope(samples, time.Minute)
+	if want := 6e6 / 102.5e6 * 100; !ok || math.Abs(got-want) > 1e-9 {
+		t.Errorf("heapSlope = %v, %v; want %v", got, ok, want)
+	}
+	flat := []sample{{at: time.Minute, heapInuse: 7e6}, {at: 2 * time.Minute, heapInuse: 7e6}}
+	if got, ok := heapSlope(flat, time.Minute); !ok || got != 0 {
+		t.Errorf("flat heapSlope = %v, %v; want 0, true", got, ok)
+	}
+	shrinking := []sample{{at: time.Minute, heapInuse: 8e6}, {at: 31 * time.Minute, heapInuse: 6e6}}
+	if got, _ := heapSlope(shrinking, time.Minute); math.Abs(got-(-4e6/7e6*100)) > 1e-9 {
+		t.Errorf("shrinking heapSlope = %v", got)
+	}
+	for _, few := range [][]sample{nil, {{at: time.Minute, heapInuse: 1}}, {{at: time.Minute, heapInuse: 1}, {at: time.Minute, heapInuse: 2}}} {
+		if _, ok := heapSlope(few, time.Minute); ok {
+			t.Errorf("heapSlope(%v) ok with too few samples", few)
+		}
+	}
+}
+
+func TestResultLineAndGoals(t *testing.T) {
+	r := result{duration: 10*time.Minute + 400*time.Millisecond, objects: 2000, writes: 5400, restarts: 3, compactions: 8,
+		heapSlope: -1.234, heapSlopeOK: true, goroutinesA: 412, goroutinesB: 415}
+	want := "soak duration=10m0s objects=2000 writes=5400 restarts=3 compactions=8 lost=0 stale=0 double-owned=0 heap-slope=-1.23%/h goroutines=412->415"
+	if got := r.line(); got != want {
+		t.Errorf("line() = %q\nwant      %q", got, want)
+	}
+	if f := r.failures(); len(f) != 0 {
+		t.Errorf("failures() = %q, want none", f)
+	}
+
+	bad := r
+	bad.lost, bad.heapSlope, bad.goroutinesB = 1, 5.01, 423
+	f := bad.failures()
+	if len(f) != 3 || !strings.Contains(f[0], "lost=1") || !strings.Contains(f[1], "5.01%/h") || !strings.Contains(f[2], "412 to 423") {
+		t.Errorf("failures() = %q, want the lost object, the heap slope and the goroutines", f)
+	}
+	fewer := r
+	fewer.goroutinesB = 401 // fewer by 11 is as suspicious as more
+	if len(fewer.failures()) != 1 {
+		t.Errorf("failures() = %q for 412->401", fewer.failures())
+	}
+	noSlope := r
+	noSlope.heapSlopeOK = false
+	if !strings.Contains(noSlope.line(), "heap-slope=n/a/h") || len(noSlope.failures()) != 1 {
+		t.Errorf("without a slope: %q, %q", noSlope.line(), noSlope.failures())
+	}
+	if got := (sample{at: 90 * time.Second, heapInuse: 123, goroutines: 7, objects: 5, writes: 9}).csvRow(); got != "90.0,123,7,5,9" {
+		t.Errorf("csvRow = %q", got)
+	}
+	if strings.Count(csvHeader, ",") != 4 {
+		t.Errorf("csvHeader %q does not match csvRow's five fields", csvHeader)
+	}
+}
