@@ -58,8 +58,13 @@ import (
 // the bookmark is late. A stall costs at most this much before the LIST.
 const StallTimeout = 10 * time.Second
 
-// stallTimeout is StallTimeout; tests of this package shorten it.
-var stallTimeout = StallTimeout
+// stallTimeout is StallTimeout in nanoseconds; tests of this package
+// shorten it while streams of earlier tests may still read it.
+var stallTimeout = func() *atomic.Int64 {
+	var d atomic.Int64
+	d.Store(int64(StallTimeout))
+	return &d
+}()
 
 // errStreamAbandoned is what a watch-list request of an informer whose
 // stream stalled returns, without a request: the reflector lists instead.
@@ -206,7 +211,8 @@ func (s *stallWatch) run(ctx context.Context) {
 	end := func() { endOnce.Do(s.ended) }
 	defer end()
 	in := s.inner.ResultChan()
-	timer := time.NewTimer(stallTimeout)
+	bound := time.Duration(stallTimeout.Load())
+	timer := time.NewTimer(bound)
 	defer timer.Stop()
 	ended, n := false, 0
 	// silent is how long the stream has waited since its last object.
@@ -214,7 +220,7 @@ func (s *stallWatch) run(ctx context.Context) {
 	for {
 		var timeout <-chan time.Time
 		if !ended {
-			timer.Reset(stallTimeout - silent)
+			timer.Reset(bound - silent)
 			timeout = timer.C
 		}
 		waitStart := time.Now()

@@ -37,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -197,12 +198,14 @@ func run(o options) (result, error) {
 	// apart, so that a request in flight at one instant does not count.
 	sleepUntil(ctx, start.Add(o.warmup))
 	r.goroutinesA = quietGoroutines(ctx)
+	dumpGoroutines(o.out, "goroutines-warmup.txt")
 	log.logf("after the warm-up: %d goroutines", r.goroutinesA)
 
 	sleepUntil(ctx, start.Add(o.duration))
 	stopFaults()
 	faultWG.Wait()
 	r.goroutinesB = quietGoroutines(ctx)
+	dumpGoroutines(o.out, "goroutines-end.txt")
 	stopSampling()
 	sampWG.Wait()
 	take()
@@ -232,6 +235,20 @@ func sleepUntil(ctx context.Context, t time.Time) {
 	case <-ctx.Done():
 	case <-time.After(time.Until(t)):
 	}
+}
+
+// dumpGoroutines writes the goroutines' stacks, grouped, to dir/name, so
+// that two moments can be compared when the count grows.
+func dumpGoroutines(dir, name string) {
+	if dir == "" {
+		return
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = pprof.Lookup("goroutine").WriteTo(f, 1)
 }
 
 // quietGoroutines is the least of five goroutine counts a second apart.
