@@ -194,8 +194,9 @@ func run(o options) (result, error) {
 	faultCtx, stopFaults := context.WithCancel(ctx)
 	faultWG.Go(func() { s.faults(faultCtx, start, o.duration) })
 
-	// Goroutines after the warm-up: the least of five counts a second
-	// apart, so that a request in flight at one instant does not count.
+	// Goroutines after the warm-up: the median of five counts a second
+	// apart, so that neither a request in flight nor a connection being
+	// replaced at one instant counts.
 	sleepUntil(ctx, start.Add(o.warmup))
 	r.goroutinesA = quietGoroutines(ctx)
 	dumpGoroutines(o.out, "goroutines-warmup.txt")
@@ -251,12 +252,13 @@ func dumpGoroutines(dir, name string) {
 	_ = pprof.Lookup("goroutine").WriteTo(f, 1)
 }
 
-// quietGoroutines is the least of five goroutine counts a second apart.
+// quietGoroutines is the median of five goroutine counts a second apart.
 func quietGoroutines(ctx context.Context) int {
 	counts := make([]int, 0, 5)
 	for range 5 {
 		counts = append(counts, runtime.NumGoroutine())
 		sleepUntil(ctx, time.Now().Add(time.Second))
 	}
-	return slices.Min(counts)
+	slices.Sort(counts)
+	return counts[len(counts)/2]
 }

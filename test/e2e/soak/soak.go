@@ -114,6 +114,9 @@ func (s *soak) close() {
 	for _, r := range s.replicas {
 		r.stop(true)
 	}
+	// Shutdown waits for the informers, which stop when their context
+	// ends, as with client-go.
+	s.whole.cancel()
 	s.whole.factory.Shutdown()
 }
 
@@ -223,6 +226,7 @@ type wholeCache struct {
 	factory informers.Factory
 	conns   *conns
 	ctx     context.Context
+	cancel  context.CancelFunc
 }
 
 func (s *soak) startWhole(ctx context.Context) (*wholeCache, error) {
@@ -231,9 +235,10 @@ func (s *soak) startWhole(ctx context.Context) (*wholeCache, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &wholeCache{factory: f, conns: cc, ctx: ctx}
+	wctx, cancel := context.WithCancel(ctx)
+	w := &wholeCache{factory: f, conns: cc, ctx: wctx, cancel: cancel}
 	w.informer()
-	f.Start(ctx.Done())
+	f.Start(wctx.Done())
 	return w, nil
 }
 
