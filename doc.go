@@ -89,7 +89,7 @@ limitations under the License.
 //	informer.go          what every factory informer is wrapped in: SetShardSelector, the sync gate
 //	registry.go          the entries: every informer the factory holds, and InformerID
 //	run.go               Start, Shutdown, RemoveInformer, WaitForCacheSync
-//	status.go            the hooks an informer reports to (health, notices); Ready, SyncStatus, Notices
+//	status.go            the hooks an informer reports to (health, notices, watch-list streams); Ready, SyncStatus, Notices
 //	shard.go             the shard options, shard sources and how an informer follows one
 //	shard_health.go      the health check a factory under a membership registers: failing replicas give their share up
 //	metrics.go           MetricsProvider and what each informer reports into it (Prometheus: the metrics module)
@@ -107,7 +107,7 @@ limitations under the License.
 //	gensupport               what kubeinformers-gen's output for a user's own API types builds on: Bind, Kind, TypedResource
 //	sharding                 shard selectors and the Lease-based membership
 //	internalinterfaces       client-go's interfaces of the generated packages
-//	internal/listwatch       the list and watch calls of every informer: shard filter and handover, list modes, per-page transform, protobuf requests
+//	internal/listwatch       the list and watch calls of every informer: shard filter and handover, list modes, per-page transform, protobuf requests, stalled-stream fallback
 //	internal/multinamespace  the composite informer over several namespaces
 //	internal/accessor        the per-kind logic the generated accessors bind to
 //	internal/binding         a bound typed resource, as the factory and gensupport both see it

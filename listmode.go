@@ -52,6 +52,17 @@ import (
 // [Factory.Notices] says so once for the informer. So does a stream the
 // server refuses (an older server), after which client-go lists too.
 //
+// A stream that stalls falls back too: one that sends neither an object
+// nor its end bookmark (the "k8s.io/initial-events-end" bookmark, which
+// some proxies drop) for 10 s is abandoned, where client-go would wait
+// for the server to time it out, minutes later. The informer then lists
+// with a consistent LIST, watches, and lists for every later initial sync
+// of its life (a new informer, after [Factory.RemoveInformer], tries the
+// stream again). [Factory.Notices] and one log line name the resource;
+// while the informer waits, [Factory.Ready] names the stream, e.g.
+// "pods (v1): not synced: watch-list stream: 2 objects received, no end
+// bookmark for 8 s". docs/reliability.md says why 10 s.
+//
 // Transforms ([WithTransform], [ResourceOptions].Transform, then
 // [WithLeanMemory]'s) run exactly once on each object, in every mode: in a
 // LIST each page is transformed as it arrives, so that its full objects

@@ -176,7 +176,10 @@ func (f *sharedInformerFactory) SyncStatus() map[InformerID]bool {
 //	informers not ready: pods (v1): not synced: pods is forbidden: User "x" cannot list resource "pods" ...
 //
 // An informer that an invalid option keeps from running is named with the
-// option's error. Ready makes no request and takes no lock that an
+// option's error; one whose watch-list stream is still sending its
+// initial events, with the stream's progress ("watch-list stream: 2
+// objects received, no end bookmark for 8 s"; see [ListMode] for a stream
+// that stalls). Ready makes no request and takes no lock that an
 // informer holds, so it can back a /readyz endpoint; see the example of
 // [Factory].
 func (f *sharedInformerFactory) Ready() error {
