@@ -202,8 +202,13 @@ func fill(path, line, image string, s samples) error {
 	var w strings.Builder
 	bw := bufio.NewWriter(&w)
 	fmt.Fprintf(bw, "%s\n\n```\n%s\n```\n\n", beginMarker, line)
-	fmt.Fprintf(bw, "heap in use after GC: %.1f-%.1f MiB; goroutines: %.0f-%.0f; %d samples.\n\n", lo, hi, glo, ghi, len(s.minutes))
-	fmt.Fprintf(bw, "![heap and goroutines over the one-hour soak](%s)\n\n", image)
+	if strings.HasSuffix(path, ".ja.md") {
+		fmt.Fprintf(bw, "GC 後のヒープ使用量: %.1f〜%.1f MiB、goroutine: %.0f〜%.0f、サンプル %d 個。\n\n", lo, hi, glo, ghi, len(s.minutes))
+		fmt.Fprintf(bw, "![1 時間のソークにおけるヒープと goroutine の推移](%s)\n\n", image)
+	} else {
+		fmt.Fprintf(bw, "heap in use after GC: %.1f-%.1f MiB; goroutines: %.0f-%.0f; %d samples.\n\n", lo, hi, glo, ghi, len(s.minutes))
+		fmt.Fprintf(bw, "![heap and goroutines over the one-hour soak](%s)\n\n", image)
+	}
 	_ = bw.Flush()
 	out := text[:i] + w.String() + text[j:]
 	return os.WriteFile(path, []byte(out), 0o644)

@@ -59,6 +59,16 @@ func TestRenderAndFill(t *testing.T) {
 			t.Errorf("filled file lacks %q:\n%s", want, got)
 		}
 	}
+	ja := filepath.Join(dir, "RELIABILITY.ja.md")
+	if err := os.WriteFile(ja, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(dir, png, ja); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(ja); !strings.Contains(string(b), "GC 後のヒープ使用量: 10.0〜11.0 MiB") {
+		t.Errorf("the Japanese file is not filled in Japanese:\n%s", b)
+	}
 	if strings.Contains(got, "(pending)") || strings.Count(got, beginMarker) != 1 || strings.Count(got, line) != 1 {
 		t.Errorf("the section was not replaced exactly once:\n%s", got)
 	}
