@@ -78,7 +78,7 @@ func (b *bookmarkStripper) start(t *testing.T, upstream *rest.Config) *httptest.
 			pr, pw := io.Pipe()
 			in := resp.Body
 			go func() {
-				defer in.Close()
+				defer func() { _ = in.Close() }()
 				err := b.filter(in, pw)
 				msg := fmt.Sprintf("%v (Content-Type %s)", err, resp.Header.Get("Content-Type"))
 				b.lastErr.Store(&msg)

@@ -112,13 +112,13 @@ func run(o options) (result, error) {
 		if err != nil {
 			return r, err
 		}
-		defer fl.Close()
+		defer func() { _ = fl.Close() }()
 		logOut = io.MultiWriter(os.Stderr, fl)
 		kl, err := os.Create(filepath.Join(o.out, "klog.log"))
 		if err != nil {
 			return r, err
 		}
-		defer kl.Close()
+		defer func() { _ = kl.Close() }()
 		klogOut = kl
 	}
 	// client-go's warnings during restarts are expected; keep them in
@@ -155,13 +155,13 @@ func run(o options) (result, error) {
 	s.writer.start(ctx, o.rate)
 	var samples []sample
 	var samplesMu sync.Mutex
-	var csv io.Writer = io.Discard
+	csv := io.Discard
 	if o.out != "" {
 		f, err := os.Create(filepath.Join(o.out, "samples.csv"))
 		if err != nil {
 			return r, err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		csv = f
 	}
 	_, _ = fmt.Fprintln(csv, csvHeader)
@@ -248,7 +248,7 @@ func dumpGoroutines(dir, name string) {
 	if err != nil {
 		return
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	_ = pprof.Lookup("goroutine").WriteTo(f, 1)
 }
 

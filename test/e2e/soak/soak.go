@@ -99,11 +99,11 @@ func newSoak(ctx context.Context, env *testenv.Env, o options, log *logger) (*so
 	defer cancel()
 	for _, r := range s.replicas {
 		if !cache.WaitForCacheSync(syncCtx.Done(), r.inf.HasSynced) {
-			return nil, fmt.Errorf("replica %s not synced in 2 minutes: %v", r.id, r.factory.Ready())
+			return nil, fmt.Errorf("replica %s not synced in 2 minutes: %w", r.id, r.factory.Ready())
 		}
 	}
 	if !cache.WaitForCacheSync(syncCtx.Done(), w.informer().HasSynced) {
-		return nil, fmt.Errorf("whole-cache factory not synced in 2 minutes: %v", w.factory.Ready())
+		return nil, fmt.Errorf("whole-cache factory not synced in 2 minutes: %w", w.factory.Ready())
 	}
 	return s, nil
 }
@@ -368,7 +368,7 @@ func (s *soak) readdInformer(ctx context.Context, _ int) error {
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if !cache.WaitForCacheSync(sctx.Done(), inf.HasSynced) {
-		return fmt.Errorf("the configmap informer added again did not sync in 2 minutes: %v", f.Ready())
+		return fmt.Errorf("the configmap informer added again did not sync in 2 minutes: %w", f.Ready())
 	}
 	s.mu.Lock()
 	s.counts.removals++

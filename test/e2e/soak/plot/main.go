@@ -67,7 +67,7 @@ func run(in, out, md string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	s, err := readSamples(f)
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Name(), err)
@@ -111,7 +111,7 @@ func readSamples(r io.Reader) (samples, error) {
 		return s, fmt.Errorf("%d rows, want a header and at least two samples", len(rows))
 	}
 	if got := strings.Join(rows[0], ","); !strings.HasPrefix(got, "seconds,heap_inuse_bytes,goroutines") {
-		return s, fmt.Errorf("header %q, want seconds,heap_inuse_bytes,goroutines,...", got)
+		return s, fmt.Errorf("header %q, want one that starts seconds,heap_inuse_bytes,goroutines", got)
 	}
 	for i, row := range rows[1:] {
 		var v [3]float64
@@ -151,7 +151,7 @@ func render(s samples, out string) error {
 		return err
 	}
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()
