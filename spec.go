@@ -185,7 +185,6 @@ func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
 	}
 	s.listMode = listModes[mode]
 	s.pagedFallback = mode == ListModeAuto && (f.leanTransform != nil || req.id.Form == FormMetadata)
-	s.protobuf = (f.protobuf || ro.Protobuf) && req.id.Form == FormTyped && req.typed != nil && isBuiltIn(resource)
 	if req.id.Form != FormMetadata {
 		// A metadata informer would take the typed informer's metrics
 		// identity when it came first; the typed one keeps it.
@@ -208,6 +207,8 @@ func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
 		// A fixed selector cannot follow a membership: fail closed.
 		s.refused = fmt.Errorf("not started: %s: an informer built by InformerFor's newFunc cannot follow a shard membership; use the generated accessors or ForResource", s.shardOption)
 	}
+
+	s.protobuf = (f.protobuf || ro.Protobuf) && req.id.Form == FormTyped && req.typed != nil && isBuiltIn(resource)
 
 	if s.newInformer == nil {
 		// The factory's own list and watch transform each page of a LIST
