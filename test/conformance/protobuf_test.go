@@ -120,7 +120,7 @@ func (s *wireServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", mediaType+";stream=watch")
 		w.WriteHeader(http.StatusOK)
-		stream := streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(w), info.StreamSerializer.Serializer)
+		stream := streaming.NewEncoder(info.StreamSerializer.NewFrameWriter(w), info.StreamSerializer.Serializer)
 		if err := stream.Encode(&metav1.WatchEvent{Type: "ADDED", Object: runtime.RawExtension{Raw: raw}}); err != nil {
 			return
 		}
@@ -313,7 +313,7 @@ func TestLeanTransformOnProtobuf(t *testing.T) {
 			Labels:      map[string]string{"app": "x"},
 			Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"big":"json"}`, "keep": "me"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1",
-				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}},
+				FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{}}`)}}},
 		Spec:   corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "c", Image: "img", Env: []corev1.EnvVar{{Name: "A", Value: "1"}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1"},
 	}
