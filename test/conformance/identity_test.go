@@ -17,10 +17,11 @@ limitations under the License.
 package conformance
 
 import (
+	"io"
+	"os"
 	"reflect"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -45,8 +46,15 @@ import (
 func TestInformerIdentity(t *testing.T) {
 	// Probing a taken GVR logs a "duplicate registration" error per
 	// resource; that is the point here, so keep the test output readable.
-	klog.SetLogger(logr.Discard())
-	defer klog.ClearLogger()
+	// klog's output is swapped under its own lock: klog.SetLogger is not
+	// safe while informers of earlier tests may still be logging (a
+	// sharded watch's goroutine stopping its fake watcher raced with it).
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	defer func() {
+		klog.SetOutput(os.Stderr)
+		klog.LogToStderr(true)
+	}()
 
 	oursName, err := cache.NewInformerName("conformance-ours")
 	if err != nil {
