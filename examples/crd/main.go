@@ -273,6 +273,13 @@ type controller struct {
 
 	mu   sync.Mutex
 	busy bool // a key is being reconciled
+
+	// written is the status last written per key. The cache can lag
+	// behind the controller's own write: an event that arrives before
+	// the write's own event (a class, a Deployment) would reconcile the
+	// old object and write the same status again. Only the worker
+	// goroutine touches it.
+	written map[string]gadgetsv1.GadgetStatus
 }
 
 // watch enqueues a Gadget when it, its Deployment or its class changes.
@@ -400,11 +407,18 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 	if gadget.Status == status {
 		return nil
 	}
+	if last, ok := c.written[key]; ok && last == status {
+		return nil // the cache has not caught up with our own write yet
+	}
 	updated := gadget.DeepCopy() // never change the cache's object
 	updated.Status = status
 	if _, err := c.client.GadgetsV1().Gadgets(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
+	if c.written == nil {
+		c.written = map[string]gadgetsv1.GadgetStatus{}
+	}
+	c.written[key] = status
 	fmt.Fprintf(c.out, "gadget %s: class %s, %s, %d/%d ready\n", key, gadget.Spec.ClassName, status.Phase, status.ReadyReplicas, gadget.Spec.Replicas)
 	return nil
 }

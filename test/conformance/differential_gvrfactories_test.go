@@ -44,6 +44,7 @@ import (
 	metadatafake "k8s.io/client-go/metadata/fake"
 	upmeta "k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/dynamicinformer"
@@ -179,6 +180,13 @@ func runScenario(t *testing.T, s scenario, impl gvrImpl, c recorder, create, upd
 	if !synced[s.gvr] {
 		t.Fatalf("%s: %v has not synced: %v", impl.name, s.gvr, synced)
 	}
+	// A cache syncs on its LIST; its WATCH may start later. The fake
+	// tracker delivers a change only to the watches open when it is made,
+	// so the trigger waits for the watch: the fake records the action
+	// under the lock it holds while the watch reactor registers it.
+	waitFor(t, ctx, func() bool {
+		return slices.ContainsFunc(c.Actions(), func(a k8stesting.Action) bool { return a.GetVerb() == "watch" })
+	})
 	s.trigger(t, s.gvr, create, update, del, s.existing)
 	if err := create(s.barrier); err != nil {
 		t.Fatal(err)
