@@ -22,10 +22,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/binding"
 	"github.com/kubeinformers/informers/sharding"
@@ -114,32 +112,11 @@ func (f *sharedInformerFactory) checkScope(r *binding.Resource) error {
 	return errors.Join(errs...)
 }
 
-// ResolveBound implements binding.Host: the generated kind accessors of a
-// bound resource get their informer here.
-func (f *sharedInformerFactory) ResolveBound(r *binding.Resource) (cache.SharedIndexInformer, *atomic.Bool) {
-	req := boundRequest(r)
-	e := f.informerFor(req)
-	return e.informer, &e.removed
-}
-
 // boundType returns the binding of a Go type, or nil.
 func (f *sharedInformerFactory) boundType(t reflect.Type) *binding.Resource {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	return f.bindings.byType[t]
-}
-
-// boundInformer returns the typed informer of resource if it is bound,
-// else nil; ForResource serves it.
-func (f *sharedInformerFactory) boundInformer(resource schema.GroupVersionResource) cache.SharedIndexInformer {
-	f.lock.Lock()
-	r := f.bindings.byResource[resource]
-	f.lock.Unlock()
-	if r == nil {
-		return nil
-	}
-	req := boundRequest(r)
-	return f.informerFor(req).informer
 }
 
 func scope(namespaced bool) string {

@@ -33,7 +33,7 @@ import (
 // This file creates the factory's informers: informerFor is the one
 // get-or-build path, and every creation path is a thin adapter that says
 // what it asks for (a request): the typed accessors (ResolveTyped),
-// InformerFor, the bound types (boundRequest, bind.go), and
+// InformerFor, the bound types (ResolveBound), and
 // ForResource and ForMetadata (resources.go). On first use informerFor
 // resolves the request into a spec (spec.go), makes the hooks the informer
 // reports to (status.go), builds it (build.go) and registers it
@@ -117,6 +117,14 @@ func (f *sharedInformerFactory) ResolveTyped(req *accessor.Request) (cache.Share
 		r.requests = func(ns string) listwatch.Requests { return requests(client, ns) }
 	}
 	e := f.informerFor(r)
+	return e.informer, &e.removed
+}
+
+// ResolveBound implements binding.Host: the generated kind accessors of a
+// bound resource get their informer here.
+func (f *sharedInformerFactory) ResolveBound(r *binding.Resource) (cache.SharedIndexInformer, *atomic.Bool) {
+	req := boundRequest(r)
+	e := f.informerFor(req)
 	return e.informer, &e.removed
 }
 

@@ -96,9 +96,10 @@ limitations under the License.
 //	listmode.go          ListMode and WithListMode: how each informer gets its initial state
 //	lean.go              the lean-memory options and transforms
 //	protobuf.go          WithProtobuf, and the content types NewForConfig asks for
-//	resources.go         ForResource, ForMetadata, SupportedResources, IsNamespaced
+//	resources.go         ForResource and ForMetadata: which informer a resource means, or why there is none
+//	builtins.go          which resources are built in: SupportedResources, IsNamespaced, near-miss hints
 //	dynamic_builtins.go  WithDynamicBuiltIns and the untyped factory the dynamicinformer and metadatainformer drop-ins build on
-//	bind.go              the factory's side of binding a user's own typed resources
+//	bind.go              the factory's side of binding a user's own typed resources (ResolveBound is in create.go)
 //
 // Beside it:
 //

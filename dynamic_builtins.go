@@ -18,10 +18,7 @@ package informers
 
 import (
 	"errors"
-	"fmt"
 	"time"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeinformers/informers/internal/untyped"
 )
@@ -56,15 +53,6 @@ func (f *sharedInformerFactory) checkDynamicBuiltIns() {
 		f.invalid(errors.New("WithDynamicBuiltIns: the factory has no dynamic client (use NewForConfig or WithDynamicClient)"))
 		f.dynamicBuiltIns = false
 	}
-}
-
-// dynamicForResource is ForResource under WithDynamicBuiltIns.
-func (f *sharedInformerFactory) dynamicForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
-	if err := validateResource(resource); err != nil {
-		return nil, fmt.Errorf("%w for %v: %w", ErrUnknownResource, resource, err)
-	}
-	e := f.informerFor(f.unstructuredRequest(FormDynamic, resource))
-	return &genericInformer{informer: e.informer, resource: resource.GroupResource()}, nil
 }
 
 func init() {

@@ -29,6 +29,7 @@ import (
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/binding"
 	"github.com/kubeinformers/informers/internalinterfaces"
 	"github.com/kubeinformers/informers/sharding"
 )
@@ -128,7 +129,7 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 		if len(o.Namespaces) > 0 && !namespaced {
 			errs = append(errs, fmt.Errorf("namespaces %q set on a cluster-scoped resource", o.Namespaces))
 		}
-	} else if err := validateResource(resource); err != nil {
+	} else if err := binding.ValidateResource(resource); err != nil {
 		errs = append(errs, err)
 	} else if hint != "" {
 		errs = append(errs, fmt.Errorf("not a known resource%s", hint))
