@@ -220,9 +220,12 @@ func (s *sharded) watch(ctx context.Context, r Requests, opts metav1.ListOptions
 		return w, err
 	}
 	w := &shardWatch{
-		s: s, ctx: ctx, r: r, base: opts, cur: cur, initial: initial, observe: observe,
-		out: make(chan watch.Event), stop: make(chan struct{}),
+		s: s, r: r, base: opts, cur: cur, initial: initial, observe: observe,
+		out: make(chan watch.Event), stop: make(chan struct{}), done: make(chan struct{}),
 	}
+	// Stop cancels the watch's own requests (a handover's list and watch),
+	// so that it can wait for run to return without waiting for the server.
+	w.ctx, w.cancel = context.WithCancel(ctx)
 	if !initial {
 		w.pos = opts.ResourceVersion
 	}
@@ -284,15 +287,30 @@ type shardWatch struct {
 	initial bool
 	observe func(error)
 
-	out  chan watch.Event
-	stop chan struct{}
-	once sync.Once
+	out    chan watch.Event
+	stop   chan struct{}
+	done   chan struct{} // closed when run has returned
+	cancel context.CancelFunc
+	once   sync.Once
 }
 
-func (w *shardWatch) Stop()                          { w.once.Do(func() { close(w.stop) }) }
+// Stop ends the watch and returns once its goroutine has: nothing of it
+// (a request, a log line, a tombstone) outlives the reflector that stopped
+// it, and so the factory's Shutdown. Every wait in run also selects on
+// stop or on the cancelled context.
+func (w *shardWatch) Stop() {
+	w.once.Do(func() {
+		close(w.stop)
+		w.cancel()
+	})
+	<-w.done
+}
+
 func (w *shardWatch) ResultChan() <-chan watch.Event { return w.out }
 
 func (w *shardWatch) run() {
+	defer close(w.done)
+	defer w.cancel()
 	defer close(w.out)
 	defer w.stopInner()
 	if w.initial && w.in == nil && w.cur.empty() {

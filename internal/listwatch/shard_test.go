@@ -31,6 +31,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -509,5 +510,68 @@ func TestEmptyShardProbe(t *testing.T) {
 	}
 	if observed.Load() == 0 {
 		t.Error("no probe outcome reached Observe")
+	}
+}
+
+// TestShardWatchStopWaits: Stop returns only once the watch's goroutine
+// has, even when a handover's list is waiting for the server: the list's
+// context is cancelled, and nothing of the watch outlives the reflector
+// that stopped it (or the factory's Shutdown).
+func TestShardWatchStopWaits(t *testing.T) {
+	srv := newFakeServer()
+	seed(srv, 10)
+	sharder := newTestSharder(t, sharding.Range{Start: 0, End: math.MaxUint64 / 2})
+	requests := srv.requests()
+	listing := make(chan struct{}, 1)
+	var listReturned atomic.Bool
+	inner := requests.List
+	requests.List = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		if opts.ResourceVersion != "" || opts.ShardSelector == "" || sharder.Current().Gen == 0 {
+			return inner(ctx, opts)
+		}
+		// A handover's list: the server does not answer until the
+		// request is cancelled.
+		listing <- struct{}{}
+		<-ctx.Done()
+		listReturned.Store(true)
+		return nil, ctx.Err()
+	}
+	lw := New(Config{
+		Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+		Requests: func(string) Requests { return requests },
+		Shard:    sharder,
+		Store:    func() cache.Store { return cache.NewStore(cache.MetaNamespaceKeyFunc) },
+		Example:  &corev1.ConfigMap{},
+	})
+	ctx := context.Background()
+	list, err := lw.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := meta.NewAccessor().ResourceVersion(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharder.set(t, sharding.Range{Start: 0, End: math.MaxUint64})
+	select {
+	case <-listing:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the shard change started no handover list")
+	}
+	w.Stop()
+	if !listReturned.Load() {
+		t.Error("Stop returned while the handover's list was still waiting for the server")
+	}
+	select {
+	case _, ok := <-w.ResultChan():
+		if ok {
+			t.Error("an event after Stop returned")
+		}
+	default:
+		t.Error("the result channel is still open after Stop returned")
 	}
 }
