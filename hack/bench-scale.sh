@@ -25,7 +25,10 @@
 # Every run reports the heap after sync, the peak heap during sync, the peak
 # RSS, and CPU and wall time to sync. Flags are those of bench/scale (run
 # with -h). The run ends with two machine-readable summaries per N, the
-# largest N last: bench-scale N=... and bench-scale-peak N=...
+# largest N last: bench-scale N=... and bench-scale-peak N=..., and a third,
+# bench-scale-decode N=..., where the run measured upstream, upstream-json,
+# upstream-protobuf, ours and ours-lean (the wire encoding's cost, in the
+# client and in the API server, whose CPU time each run also reports)
 # (with -shards: per shard count, the heap per replica against the
 # unsharded one).
 set -euo pipefail

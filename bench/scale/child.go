@@ -78,7 +78,11 @@ type result struct {
 	HeapBefore uint64 `json:"heapBefore"`
 	// PeakRSS is the process's VmHWM once synced.
 	PeakRSS uint64 `json:"peakRSS"`
-	Err     string `json:"error,omitempty"`
+	// APIServerCPUSec is the kube-apiserver process's CPU time (user and
+	// system, from /proc) while the child ran, which the sync dominates:
+	// the cost of the variant to the cluster. The parent fills it in.
+	APIServerCPUSec float64 `json:"apiserverCpuSec,omitempty"`
+	Err             string  `json:"error,omitempty"`
 }
 
 // countingTransport counts the response body bytes the client reads (after

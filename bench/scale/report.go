@@ -64,24 +64,33 @@ func tableText(rep *runReport, n int) string {
 	floor, cfloor := rawFloor(r), cpuFloor(r)
 	var b strings.Builder
 	fmt.Fprintf(&b, "N = %d Pods (median of %d; ± is (max−min)/median). A run named variant@list lists (client-go's LIST, resourceVersion=0), variant@paged lists with ListModeConsistentList; plain names stream (client-go's default). \"vs upstream\" compares with client-go in the same mode (paged: client-go's LIST). Peak heap and peak RSS are the whole process's.\n\n", n, rep.Repeats)
-	b.WriteString("| run | heap per Pod after sync | vs upstream | peak heap during sync | vs upstream | peak RSS | CPU time to sync | vs upstream | vs raw floor | wall time to sync | vs raw floor | read from API server |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| run | heap per Pod after sync | vs upstream | peak heap during sync | vs upstream | peak RSS | CPU time to sync | vs upstream | vs raw floor | wall time to sync | vs raw floor | read from API server | API server CPU |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, v := range rep.Variants {
 		s := r[v]
 		if !s.ok() {
-			fmt.Fprintf(&b, "| %s | failed: %s | | | | | | | | | | |\n", v, strings.ReplaceAll(s.Err, "|", "/"))
+			fmt.Fprintf(&b, "| %s | failed: %s | | | | | | | | | | | |\n", v, strings.ReplaceAll(s.Err, "|", "/"))
 			continue
 		}
 		up := r[upstreamOf(v)]
-		fmt.Fprintf(&b, "| %s | %s ±%.0f%% | %s× | %.1f MiB ±%.0f%% | %s× | %.1f MiB ±%.0f%% | %.2f s ±%.0f%% | %s× | %s× | %.2f s ±%.0f%% | %s× | %.1f MiB |\n",
+		fmt.Fprintf(&b, "| %s | %s ±%.0f%% | %s× | %.1f MiB ±%.0f%% | %s× | %.1f MiB ±%.0f%% | %.2f s ±%.0f%% | %s× | %s× | %.2f s ±%.0f%% | %s× | %.1f MiB | %s |\n",
 			v, kb(s.HeapPerObj.Median), s.HeapPerObj.spread(), ratio(s, up, heapOf),
 			s.PeakHeap.Median/(1<<20), s.PeakHeap.spread(), ratio(s, up, peakOf),
 			s.PeakRSS.Median/(1<<20), s.PeakRSS.spread(),
 			s.CPU.Median, s.CPU.spread(), ratio(s, up, cpuOf), ratio(s, cfloor, cpuOf),
 			s.Sync.Median, s.Sync.spread(), ratio(s, floor, syncOf),
-			s.BytesRead.Median/(1<<20))
+			s.BytesRead.Median/(1<<20), apiserverCPUText(s))
 	}
 	return b.String()
+}
+
+// apiserverCPUText is the API server's CPU seconds during a run, where
+// measured (results from before it was measured have none).
+func apiserverCPUText(s *summary) string {
+	if s.APIServerCPU.Median == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f s ±%.0f%%", s.APIServerCPU.Median, s.APIServerCPU.spread())
 }
 
 func generatedSection(rep *runReport) string {

@@ -308,6 +308,17 @@ func (e *Env) RestartAPIServer(kill bool) error {
 // StopAPIServer stops kube-apiserver; StartAPIServer starts it again.
 func (e *Env) StopAPIServer() error { return e.apiserver.stop(syscall.SIGTERM, 20*time.Second) }
 
+// APIServerPID is the process ID of the running kube-apiserver, or 0 when
+// it is not running: the scale harness reads its CPU time from /proc.
+func (e *Env) APIServerPID() int {
+	e.apiserver.mu.Lock()
+	defer e.apiserver.mu.Unlock()
+	if e.apiserver.cmd == nil || e.apiserver.cmd.Process == nil {
+		return 0
+	}
+	return e.apiserver.cmd.Process.Pid
+}
+
 // StartAPIServer starts kube-apiserver and waits for /readyz.
 func (e *Env) StartAPIServer() error { return e.startAPIServer() }
 
