@@ -18,6 +18,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -71,5 +72,56 @@ func TestDecodeLine(t *testing.T) {
 	}
 	if lines := summaryLines(rep); !strings.Contains(lines, want+"\n") {
 		t.Errorf("summaryLines lacks the decode line:\n%s", lines)
+	}
+}
+
+// TestDecodeReportHasItsOwnFiles: -report decode writes its own section of
+// BENCHMARKS.md, its own plots and raw results, and leaves the main
+// section as it was.
+func TestDecodeReportHasItsOwnFiles(t *testing.T) {
+	root := t.TempDir()
+	main := variantsSection.begin + "\n## main\n\n" + variantsSection.generatedBegin + "\nthe main tables\n" + variantsSection.generatedEnd + "\n" + variantsSection.end + "\n"
+	if err := os.WriteFile(filepath.Join(root, "BENCHMARKS.md"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseFlags([]string{"-repo", root, "-report", "decode", "-n", "10", "-variants", strings.Join(decodeVariants, ",")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(v string) *summary {
+		return &summary{Variant: v, N: 10, Runs: []result{{}}, CPU: stat{Median: 1}, HeapPerObj: stat{Median: 1}, PeakHeap: stat{Median: 1}, APIServerCPU: stat{Median: 1}}
+	}
+	r := map[string]*summary{}
+	for _, v := range decodeVariants {
+		r[v] = sum(v)
+	}
+	rep := &runReport{Server: "v9.8.7", Repeats: 1, Counts: []int{10}, Variants: decodeVariants, Results: map[int]map[string]*summary{10: r}}
+	if err := writeResults(cfg, rep); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(root, "BENCHMARKS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(md), main) {
+		t.Errorf("the main section changed:\n%s", md)
+	}
+	for _, want := range []string{decodeFiles.section.begin, "bench-scale-decode N=10:", decodeFiles.cpu} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("BENCHMARKS.md lacks %q", want)
+		}
+	}
+	for _, f := range []string{decodeFiles.heap, decodeFiles.sync, decodeFiles.peak, decodeFiles.cpu, decodeFiles.raw} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, f := range []string{heapPlot, resultsRaw} {
+		if _, err := os.Stat(filepath.Join(root, f)); err == nil {
+			t.Errorf("-report decode wrote %s", f)
+		}
+	}
+	if _, err := parseFlags([]string{"-repo", root, "-report", "other"}); err == nil {
+		t.Error("-report other: no error")
 	}
 }

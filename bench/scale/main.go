@@ -59,8 +59,12 @@ type config struct {
 	smoke    bool
 	write    bool
 	rewrite  bool
+	report   string // "" or reportDecode: which section and files a run writes
 	repoRoot string
 }
+
+// reportDecode is -report decode (decode.go).
+const reportDecode = "decode"
 
 func main() {
 	if child := childVariant(); child != "" {
@@ -99,6 +103,7 @@ func parseFlags(args []string) (*config, error) {
 	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant as a stream and the main ones as a LIST, then 2 shards; checks counts, that the lean cache and the lean peak are smaller and that the shards are disjoint and cover N; writes nothing")
 	write := fs.Bool("write", true, "update BENCHMARKS.md and the plots (never with -smoke)")
 	rewrite := fs.Bool("rewrite", false, "measure nothing: render BENCHMARKS.md and the plots again from "+resultsRaw+" (after a change of the report's form)")
+	report := fs.String("report", "", "where -write puts the run: empty for the main section of BENCHMARKS.md and its plots; \"decode\" for the wire encodings' own section, plots (results/decode-*.svg) and raw results (results/decode.json)")
 	root := fs.String("repo", "", "repository root (default: found from the working directory)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -106,7 +111,10 @@ func parseFlags(args []string) (*config, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	cfg := &config{repeats: *repeats, deadline: *deadline, profile: *profile, smoke: *smoke, write: *write && !*smoke, rewrite: *rewrite}
+	cfg := &config{repeats: *repeats, deadline: *deadline, profile: *profile, smoke: *smoke, write: *write && !*smoke, rewrite: *rewrite, report: *report}
+	if cfg.report != "" && cfg.report != reportDecode {
+		return nil, fmt.Errorf("-report: %q is neither empty nor %q", cfg.report, reportDecode)
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if cfg.rewrite && (cfg.smoke || set["shards"] || set["write"]) {

@@ -238,7 +238,7 @@ func TestPlotShards(t *testing.T) {
 func TestGeneratedSectionsNameTheServer(t *testing.T) {
 	pod := podSizes{JSON: 7402, ManagedFieldsJSON: 2907, ManagedFieldsEntries: 2, Proto: 5090}
 	for name, text := range map[string]string{
-		"variants": generatedSection(&runReport{Server: "v9.8.7", Repeats: 1, Pod: pod, Counts: []int{10}}),
+		"variants": generatedSection(&runReport{Server: "v9.8.7", Repeats: 1, Pod: pod, Counts: []int{10}}, variantsFiles),
 		"shards": shardGeneratedSection(&shardReport{Server: "v9.8.7", Repeats: 1, N: 10, Shards: []int{1}, Pod: pod,
 			Results: []*shardSummary{{Shards: 0}, {Shards: 1}}}),
 	} {
