@@ -505,7 +505,7 @@ func (i *factoryInformer) stampArrivals() {
 	}
 }
 
-// shardMetrics is what a factory under a membership reports into.
+// shardMetrics is what a sharded factory reports into.
 type shardMetrics struct {
 	provider MetricsProvider
 	factory  string
@@ -547,6 +547,19 @@ func (sm *shardMetrics) assigned(ranges []sharding.Range, members int, changed b
 	if changed {
 		sm.changes.Inc()
 	}
+}
+
+// fixed reports a fixed shard: the share of the hash space its selector
+// covers and, for WithShard, the replica count as members (0 where the
+// factory does not know it).
+func (sm *shardMetrics) fixed(s *shardSource) {
+	if sm == nil {
+		return
+	}
+	if ranges, ok := selectorRanges(s.selector()); ok {
+		sm.owned.Set(ownedFraction(ranges))
+	}
+	sm.members.Set(float64(s.replicas))
 }
 
 // handedOver is listwatch.Config.HandedOver: one informer's handover.

@@ -52,6 +52,10 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 		f.followingMembership = true
 		sm := f.startShardMetrics() // metrics.go
 		f.wg.Go(func() { f.shard.follow(ctx, f.membership, sm) })
+	} else if f.shard != nil && f.shardMetrics.Load() == nil {
+		// A fixed shard (WithShard, WithShardSelector): its share of the
+		// hash space, reported once.
+		f.startShardMetrics().fixed(f.shard)
 	}
 	for _, e := range f.all() {
 		if e.done != nil {

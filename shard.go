@@ -20,6 +20,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,7 +77,7 @@ func WithShardSelector(shardSelector apisharding.Selector) SharedInformerOption 
 		if shardSelector != nil {
 			option = fmt.Sprintf("WithShardSelector(%q)", shardSelector.String())
 		}
-		factory.setShard(option, staticShard(shardSelector, false), everyInformer)
+		factory.setShard(option, staticShard(shardSelector, false, 0), everyInformer)
 		return factory
 	}
 }
@@ -104,7 +106,7 @@ func WithShard(field sharding.Field, index, count int) SharedInformerOption {
 			factory.invalidNarrowing(fmt.Errorf("%s: %w", option, err), refuses)
 			return factory
 		}
-		factory.setShard(option, staticShard(sel.APISelector(), field == sharding.FieldNamespace), refuses)
+		factory.setShard(option, staticShard(sel.APISelector(), field == sharding.FieldNamespace, count), refuses)
 		return factory
 	}
 }
@@ -207,6 +209,10 @@ type shardSource struct {
 	ranges  []sharding.Range     // of a membership's selector
 	changed chan struct{}        // closed on a change; nil: never changes
 	ended   bool                 // the membership has stopped
+
+	// replicas is the shard count of WithShard, which the shard metrics
+	// report as members; 0 where the factory does not know it.
+	replicas int
 }
 
 // emptyShardProbe is how often an informer that a live membership gives no
@@ -216,13 +222,37 @@ type shardSource struct {
 // sent.
 const emptyShardProbe = time.Second
 
-// staticShard is the source of a fixed selector; nil for a nil or empty
-// one, which is no sharding.
-func staticShard(sel apisharding.Selector, nsOnly bool) *shardSource {
+// staticShard is the source of a fixed selector, one of replicas (0:
+// unknown); nil for a nil or empty selector, which is no sharding.
+func staticShard(sel apisharding.Selector, nsOnly bool, replicas int) *shardSource {
 	if sel == nil || sel.Empty() {
 		return nil
 	}
-	return &shardSource{sel: sel.DeepCopySelector(), nsOnly: nsOnly}
+	return &shardSource{sel: sel.DeepCopySelector(), nsOnly: nsOnly, replicas: replicas}
+}
+
+// selectorRanges are the hash ranges a fixed selector covers, for the
+// shard metrics; false if a requirement is not a range of the hash space
+// (the server refuses such a selector, and Ready says so).
+func selectorRanges(sel apisharding.Selector) ([]sharding.Range, bool) {
+	if sel == nil {
+		return nil, false
+	}
+	var ranges []sharding.Range
+	for _, req := range sel.Requirements() {
+		start, err := strconv.ParseUint(strings.TrimPrefix(req.Start, "0x"), 16, 64)
+		if err != nil {
+			return nil, false
+		}
+		var end uint64 // 0: the end of the space, as sharding.Range has it
+		if req.End != sharding.EndOfSpace {
+			if end, err = strconv.ParseUint(strings.TrimPrefix(req.End, "0x"), 16, 64); err != nil {
+				return nil, false
+			}
+		}
+		ranges = append(ranges, sharding.Range{Start: start, End: end})
+	}
+	return ranges, len(ranges) > 0
 }
 
 // membershipShard is the source that a membership moves. It owns nothing
@@ -389,7 +419,7 @@ func (is *informerShard) setSelector(sel apisharding.Selector) error {
 	if is.started {
 		return fmt.Errorf("informer %s has already started; set its shard selector before Start", is.id)
 	}
-	is.source = staticShard(sel, false)
+	is.source = staticShard(sel, false, 0)
 	return nil
 }
 

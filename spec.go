@@ -193,7 +193,7 @@ func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
 
 	switch {
 	case ro.ShardSelector != nil:
-		s.shard = staticShard(ro.ShardSelector, false) // nil for an empty one: unsharded
+		s.shard = staticShard(ro.ShardSelector, false, 0) // nil for an empty one: unsharded
 		s.shardOption = fmt.Sprintf("WithResourceOptions(%v): ShardSelector %q", resource, ro.ShardSelector.String())
 	case f.shard != nil && f.shard.appliesTo(req.namespaced):
 		s.shard, s.shardOption = f.shard, f.shardOption

@@ -39,8 +39,8 @@ limitations under the License.
 //	kubeinformers_informer_watch_total{result}     counter: watch requests, success or error
 //	kubeinformers_informer_handler_lag_seconds     histogram: event arrival to handler call
 //
-// A factory under a shard membership (informers.WithShardMembership) also
-// reports, with the label factory only:
+// A sharded factory (informers.WithShardMembership, WithShard or
+// WithShardSelector) also reports, with the label factory only:
 //
 //	kubeinformers_shard_owned_ratio                 gauge: its share of the hash space, 0 to 1
 //	kubeinformers_shard_members                     gauge: members the space is divided among
@@ -95,7 +95,7 @@ var (
 
 	shardOwned = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "kubeinformers_shard_owned_ratio",
-		Help: "Fraction of the shard hash space the factory's membership assigns to it, from 0 to 1.",
+		Help: "Fraction of the shard hash space assigned to the factory (by its membership or its fixed shard), from 0 to 1.",
 	}, shardLabels)
 	shardMembers = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "kubeinformers_shard_members",

@@ -19,6 +19,7 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -441,5 +442,51 @@ func TestShardMetrics(t *testing.T) {
 	})
 	if v, _ := value(t, name, "kubeinformers_shard_handovers_total", nil); v != 2 {
 		t.Errorf("handovers = %v, want 2 (nothing to the whole space, then to half)", v)
+	}
+}
+
+// TestStaticShardMetrics: each replica of a fixed shard reports its share
+// of the hash space and the replica count, and the shares of all replicas
+// sum to 1; WithShardSelector reports its selector's share and no members.
+func TestStaticShardMetrics(t *testing.T) {
+	client := fake.NewClientset(pods(20)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := func(name string, opt informers.SharedInformerOption) {
+		f, err := informers.New(client, 0, named(t, name), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Core().V1().Pods().Informer()
+		f.Start(ctx.Done())
+		f.Start(ctx.Done()) // a second Start reports nothing twice
+		t.Cleanup(f.Shutdown)
+	}
+	var sum float64
+	for i := range 3 {
+		name := fmt.Sprintf("replica-%d", i)
+		start(name, informers.WithShard(sharding.FieldUID, i, 3))
+		owned, ok := value(t, name, "kubeinformers_shard_owned_ratio", nil)
+		if !ok || owned < 0.33 || owned > 0.34 {
+			t.Errorf("replica %d of 3 owns %v (reported %v), want about 1/3", i, owned, ok)
+		}
+		if members, _ := value(t, name, "kubeinformers_shard_members", nil); members != 3 {
+			t.Errorf("replica %d of 3 reports %v members, want 3", i, members)
+		}
+		sum += owned
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		t.Errorf("the replicas' shares sum to %v, want 1", sum)
+	}
+	sel, err := sharding.NewSelector(sharding.FieldUID, sharding.Range{Start: 0, End: 1 << 62})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start("selector", informers.WithShardSelector(sel.APISelector()))
+	if owned, _ := value(t, "selector", "kubeinformers_shard_owned_ratio", nil); owned != 0.25 {
+		t.Errorf("a selector of a quarter of the space owns %v, want 0.25", owned)
+	}
+	if members, _ := value(t, "selector", "kubeinformers_shard_members", nil); members != 0 {
+		t.Errorf("a selector reports %v members, want 0 (not known)", members)
 	}
 }
