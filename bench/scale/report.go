@@ -100,15 +100,24 @@ func tableText(rep *runReport, n int) string {
 			continue
 		}
 		up := r[upstreamOf(v)]
-		fmt.Fprintf(&b, "| %s | %s ±%.0f%% | %s× | %.1f MiB ±%.0f%% | %s× | %.1f MiB ±%.0f%% | %.2f s ±%.0f%% | %s× | %s× | %.2f s ±%.0f%% | %s× | %.1f MiB | %s |\n",
-			v, kb(s.HeapPerObj.Median), s.HeapPerObj.spread(), ratio(s, up, heapOf),
-			s.PeakHeap.Median/(1<<20), s.PeakHeap.spread(), ratio(s, up, peakOf),
+		fmt.Fprintf(&b, "| %s | %s ±%.0f%% | %s | %.1f MiB ±%.0f%% | %s | %.1f MiB ±%.0f%% | %.2f s ±%.0f%% | %s | %s | %.2f s ±%.0f%% | %s | %.1f MiB | %s |\n",
+			v, kb(s.HeapPerObj.Median), s.HeapPerObj.spread(), times(ratio(s, up, heapOf)),
+			s.PeakHeap.Median/(1<<20), s.PeakHeap.spread(), times(ratio(s, up, peakOf)),
 			s.PeakRSS.Median/(1<<20), s.PeakRSS.spread(),
-			s.CPU.Median, s.CPU.spread(), ratio(s, up, cpuOf), ratio(s, cfloor, cpuOf),
-			s.Sync.Median, s.Sync.spread(), ratio(s, floor, syncOf),
+			s.CPU.Median, s.CPU.spread(), times(ratio(s, up, cpuOf)), times(ratio(s, cfloor, cpuOf)),
+			s.Sync.Median, s.Sync.spread(), times(ratio(s, floor, syncOf)),
 			s.BytesRead.Median/(1<<20), apiserverCPUText(s))
 	}
 	return b.String()
+}
+
+// times marks a ratio as a factor; "n/a" (a run without the reference,
+// such as the raw floor in a decode run) stays as it is.
+func times(ratio string) string {
+	if ratio == "n/a" {
+		return ratio
+	}
+	return ratio + "×"
 }
 
 // apiserverCPUText is the API server's CPU seconds during a run, where
