@@ -18,8 +18,6 @@ package dynamicinformer
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,7 +30,6 @@ import (
 
 	"github.com/kubeinformers/informers"
 	"github.com/kubeinformers/informers/internal/gvrfactory"
-	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
 // Factory is the factory every constructor of this package returns: a
@@ -112,7 +109,7 @@ func NewDynamicSharedInformerFactory(client dynamic.Interface, defaultResync tim
 // whose list and watch calls go through tweakListOptions. Listers of its
 // informers see only what these filters let through.
 func NewFilteredDynamicSharedInformerFactory(client dynamic.Interface, defaultResync time.Duration, namespace string, tweakListOptions TweakListOptionsFunc) DynamicSharedInformerFactory {
-	f, errs := newFactory(client, defaultResync, filtered(namespace, tweakListOptions), nil)
+	f, errs := newFactory(client, defaultResync, gvrfactory.Filtered(namespace, tweakListOptions), nil)
 	gvrfactory.Log(errs)
 	return f
 }
@@ -131,16 +128,9 @@ func NewDynamicSharedInformerFactoryWithOptions(client dynamic.Interface, defaul
 // first: a nil client, a negative resync period or an invalid option is an
 // error that names the problem, and no factory is returned.
 func New(client dynamic.Interface, defaultResync time.Duration, options ...DynamicSharedInformerOption) (Factory, error) {
-	var errs []error
-	if client == nil {
-		errs = append(errs, errors.New("the dynamic.Interface is nil"))
-	}
-	if defaultResync < 0 {
-		errs = append(errs, fmt.Errorf("the default resync period %v is negative", defaultResync))
-	}
 	f, optionErrs := newFactory(client, defaultResync, nil, options)
-	if err := errors.Join(append(errs, optionErrs...)...); err != nil {
-		return nil, fmt.Errorf("dynamicinformer: %w", err)
+	if err := gvrfactory.CheckNew("dynamicinformer", "dynamic.Interface", client == nil, defaultResync, optionErrs); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -170,17 +160,7 @@ var form = gvrfactory.Form{
 }
 
 func newFactory(client dynamic.Interface, defaultResync time.Duration, base []informers.SharedInformerOption, options []DynamicSharedInformerOption) (*dynamicSharedInformerFactory, []error) {
-	f := &dynamicSharedInformerFactory{}
-	var errs []error
-	for i, opt := range options {
-		if opt == nil {
-			errs = append(errs, fmt.Errorf("option %d is nil", i))
-			continue
-		}
-		if next := opt(f); next != nil {
-			f = next
-		}
-	}
+	f, errs := gvrfactory.Apply(&dynamicSharedInformerFactory{}, options)
 	// A nil client is kept out of the root factory's options, where it
 	// would be a second error; New reports it once.
 	if client != nil {
@@ -189,18 +169,6 @@ func newFactory(client dynamic.Interface, defaultResync time.Duration, base []in
 	gf, rootErrs := gvrfactory.New(form, defaultResync, base, f.options)
 	f.Factory = gf
 	return f, append(errs, rootErrs...)
-}
-
-// filtered are the root options of a namespace and a tweak.
-func filtered(namespace string, tweakListOptions TweakListOptionsFunc) []informers.SharedInformerOption {
-	var opts []informers.SharedInformerOption
-	if namespace != metav1.NamespaceAll {
-		opts = append(opts, informers.WithNamespace(namespace))
-	}
-	if tweakListOptions != nil {
-		opts = append(opts, informers.WithTweakListOptions(internalinterfaces.TweakListOptionsFunc(tweakListOptions)))
-	}
-	return opts
 }
 
 // ForResource returns the shared informer of gvr, of
@@ -217,7 +185,7 @@ func (f *dynamicSharedInformerFactory) ForResource(gvr schema.GroupVersionResour
 // yourself. Besides indexers it has the namespace index. Like a factory's,
 // it reports synced once its first watch has returned.
 func NewFilteredDynamicInformer(client dynamic.Interface, gvr schema.GroupVersionResource, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions TweakListOptionsFunc) informers.GenericInformer {
-	base := filtered(namespace, tweakListOptions)
+	base := gvrfactory.Filtered(namespace, tweakListOptions)
 	if client != nil {
 		base = append([]informers.SharedInformerOption{informers.WithDynamicClient(client)}, base...)
 	}

@@ -18,8 +18,6 @@ package metadatainformer
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +29,6 @@ import (
 
 	"github.com/kubeinformers/informers"
 	"github.com/kubeinformers/informers/internal/gvrfactory"
-	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
 // Factory is the factory every constructor of this package returns: a
@@ -117,7 +114,7 @@ func NewSharedInformerFactory(client metadata.Interface, defaultResync time.Dura
 // and watch calls go through tweakListOptions. Listers of its informers
 // see only what these filters let through.
 func NewFilteredSharedInformerFactory(client metadata.Interface, defaultResync time.Duration, namespace string, tweakListOptions TweakListOptionsFunc) SharedInformerFactory {
-	f, errs := newFactory(client, defaultResync, filtered(namespace, tweakListOptions), nil)
+	f, errs := newFactory(client, defaultResync, gvrfactory.Filtered(namespace, tweakListOptions), nil)
 	gvrfactory.Log(errs)
 	return f
 }
@@ -136,16 +133,9 @@ func NewSharedInformerFactoryWithOptions(client metadata.Interface, defaultResyn
 // client, a negative resync period or an invalid option is an error that
 // names the problem, and no factory is returned.
 func New(client metadata.Interface, defaultResync time.Duration, options ...SharedInformerOption) (Factory, error) {
-	var errs []error
-	if client == nil {
-		errs = append(errs, errors.New("the metadata.Interface is nil"))
-	}
-	if defaultResync < 0 {
-		errs = append(errs, fmt.Errorf("the default resync period %v is negative", defaultResync))
-	}
 	f, optionErrs := newFactory(client, defaultResync, nil, options)
-	if err := errors.Join(append(errs, optionErrs...)...); err != nil {
-		return nil, fmt.Errorf("metadatainformer: %w", err)
+	if err := gvrfactory.CheckNew("metadatainformer", "metadata.Interface", client == nil, defaultResync, optionErrs); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -174,17 +164,7 @@ var form = gvrfactory.Form{
 }
 
 func newFactory(client metadata.Interface, defaultResync time.Duration, base []informers.SharedInformerOption, options []SharedInformerOption) (*metadataSharedInformerFactory, []error) {
-	f := &metadataSharedInformerFactory{}
-	var errs []error
-	for i, opt := range options {
-		if opt == nil {
-			errs = append(errs, fmt.Errorf("option %d is nil", i))
-			continue
-		}
-		if next := opt(f); next != nil {
-			f = next
-		}
-	}
+	f, errs := gvrfactory.Apply(&metadataSharedInformerFactory{}, options)
 	// A nil client is kept out of the root factory's options, where it
 	// would be a second error; New reports it once.
 	if client != nil {
@@ -193,18 +173,6 @@ func newFactory(client metadata.Interface, defaultResync time.Duration, base []i
 	gf, rootErrs := gvrfactory.New(form, defaultResync, base, f.options)
 	f.Factory = gf
 	return f, append(errs, rootErrs...)
-}
-
-// filtered are the root options of a namespace and a tweak.
-func filtered(namespace string, tweakListOptions TweakListOptionsFunc) []informers.SharedInformerOption {
-	var opts []informers.SharedInformerOption
-	if namespace != metav1.NamespaceAll {
-		opts = append(opts, informers.WithNamespace(namespace))
-	}
-	if tweakListOptions != nil {
-		opts = append(opts, informers.WithTweakListOptions(internalinterfaces.TweakListOptionsFunc(tweakListOptions)))
-	}
-	return opts
 }
 
 // ForResource returns the shared informer of gvr, of
@@ -221,7 +189,7 @@ func (f *metadataSharedInformerFactory) ForResource(gvr schema.GroupVersionResou
 // yourself. Besides indexers it has the namespace index. Like a factory's,
 // it reports synced once its first watch has returned.
 func NewFilteredMetadataInformer(client metadata.Interface, gvr schema.GroupVersionResource, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions TweakListOptionsFunc) informers.GenericInformer {
-	base := filtered(namespace, tweakListOptions)
+	base := gvrfactory.Filtered(namespace, tweakListOptions)
 	if client != nil {
 		base = append([]informers.SharedInformerOption{informers.WithMetadataClient(client)}, base...)
 	}

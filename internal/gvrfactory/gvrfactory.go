@@ -41,6 +41,7 @@ import (
 
 	"github.com/kubeinformers/informers"
 	"github.com/kubeinformers/informers/internal/untyped"
+	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
 // Form says which of the factory's forms a Factory serves.
@@ -103,6 +104,53 @@ func New(form Form, defaultResync time.Duration, base, user []informers.SharedIn
 		handed:  make(map[schema.GroupVersionResource]*GenericInformer),
 		refused: make(map[schema.GroupVersionResource]*refusal),
 	}, errs
+}
+
+// Apply applies a drop-in package's own options to f in order, as client-go
+// applies them; a nil option is an error that names its position.
+func Apply[F comparable, O ~func(F) F](f F, options []O) (F, []error) {
+	var errs []error
+	var zero F
+	for i, opt := range options {
+		if opt == nil {
+			errs = append(errs, fmt.Errorf("option %d is nil", i))
+			continue
+		}
+		if next := opt(f); next != zero {
+			f = next
+		}
+	}
+	return f, errs
+}
+
+// Filtered are the root options of the namespace and tweak that client-go's
+// filtered constructors take.
+func Filtered(namespace string, tweakListOptions func(*metav1.ListOptions)) []informers.SharedInformerOption {
+	var opts []informers.SharedInformerOption
+	if namespace != metav1.NamespaceAll {
+		opts = append(opts, informers.WithNamespace(namespace))
+	}
+	if tweakListOptions != nil {
+		opts = append(opts, informers.WithTweakListOptions(internalinterfaces.TweakListOptionsFunc(tweakListOptions)))
+	}
+	return opts
+}
+
+// CheckNew is the input check of a drop-in package's New: a nil client
+// (named by clientType), a negative resync period and the option errors,
+// joined into one error prefixed with the package's name; nil if none.
+func CheckNew(pkg, clientType string, clientNil bool, defaultResync time.Duration, optionErrs []error) error {
+	var errs []error
+	if clientNil {
+		errs = append(errs, fmt.Errorf("the %s is nil", clientType))
+	}
+	if defaultResync < 0 {
+		errs = append(errs, fmt.Errorf("the default resync period %v is negative", defaultResync))
+	}
+	if err := errors.Join(append(errs, optionErrs...)...); err != nil {
+		return fmt.Errorf("%s: %w", pkg, err)
+	}
+	return nil
 }
 
 // Log logs option errors as the root's client-go compatible constructors do.
