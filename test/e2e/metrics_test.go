@@ -422,3 +422,67 @@ func TestMetricsShardOwnership(t *testing.T) {
 	}
 	t.Logf("a: handovers_total %v, handover duration count %v sum %.3fs", s.value("kubeinformers_shard_handovers_total", `factory="`+a.name+`"`), hc, hs)
 }
+
+// TestMetricsStaticShardOwnership: the two replicas of a fixed shard
+// (WithShard) against the real server, scraped over HTTP: each reports half
+// the hash space and two members, their shares sum to 1, their caches are
+// disjoint and together hold every Pod, and Shutdown drops their series.
+func TestMetricsStaticShardOwnership(t *testing.T) {
+	c := setup(t)
+	url := metricsEndpoint(t)
+	const pods = 20
+	for i := range pods {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("f-%02d", i)}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+		if _, err := c.client.CoreV1().Pods(c.ns).Create(c.ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	suffix := randSuffix()
+	var names []string
+	var stops []func()
+	held := 0
+	for i := range 2 {
+		name := fmt.Sprintf("e2e-fixed-%d-%s", i, suffix)
+		n, err := cache.NewInformerName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := informers.NewForConfig(env.AdminConfig(), 0, informers.WithNamespace(c.ns),
+			informers.WithInformerName(n), informers.WithShard(sharding.FieldUID, i, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inf := f.Core().V1().Pods().Informer()
+		ctx, cancel := context.WithCancel(c.ctx)
+		f.Start(ctx.Done())
+		// Shutdown waits for the informers, which stop with ctx.
+		stop := sync.OnceFunc(func() { cancel(); f.Shutdown() })
+		t.Cleanup(stop)
+		if err := f.WaitForCacheSyncWithContext(c.ctx).AsError(); err != nil {
+			t.Fatalf("replica %d: %v", i, err)
+		}
+		held += len(inf.GetStore().List())
+		names, stops = append(names, name), append(stops, stop)
+	}
+	if held != pods {
+		t.Errorf("the two replicas hold %d Pods together, want %d", held, pods)
+	}
+	s := scrapeNow(t, url)
+	sum := 0.0
+	for _, name := range names {
+		owned, ok := s.get("kubeinformers_shard_owned_ratio", `factory="`+name+`"`)
+		members := s.value("kubeinformers_shard_members", `factory="`+name+`"`)
+		if !ok || owned != 0.5 || members != 2 {
+			t.Errorf("%s: owned %v (reported %v), members %v; want 0.5 and 2", name, owned, ok, members)
+		}
+		sum += owned
+		t.Logf("%s owns %v of the hash space, members %v", name, owned, members)
+	}
+	if sum != 1 {
+		t.Errorf("the fixed replicas' shares sum to %v, want 1", sum)
+	}
+	stops[0]()
+	if _, ok := scrapeNow(t, url).get("kubeinformers_shard_owned_ratio", `factory="`+names[0]+`"`); ok {
+		t.Errorf("%s: its shard series outlived Shutdown", names[0])
+	}
+}
