@@ -104,6 +104,7 @@ func build(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, *informerSh
 
 			PagedFallback: spec.pagedFallback,
 			Protobuf:      spec.protobuf,
+			Strip:         spec.strip,
 		}
 		h.wire(&cfg, source)
 		informer = cache.NewSharedIndexInformerWithOptions(

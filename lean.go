@@ -33,6 +33,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/listwatch"
 )
 
 // This file holds the lean-memory options and transforms. An informer
@@ -97,9 +99,11 @@ func LeanNoShare() LeanOption {
 // option, except for the fields documented as dropped. They are read-only,
 // as client-go requires of every cached object; see [TransformLean].
 func WithLeanMemory(options ...LeanOption) SharedInformerOption {
-	transform := TransformLean(options...)
+	c := resolveLean(options)
+	transform := newLeaner(c).transform
+	strip := listwatch.Strip{ManagedFields: !c.keepManagedFields, LastApplied: c.dropLastApplied}
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
-		factory.leanTransform = transform
+		factory.leanTransform, factory.leanStrip = transform, strip
 		return factory
 	}
 }
@@ -163,6 +167,11 @@ func strip(obj any) any {
 // Each call returns a transform with its own sharing tables, bounded in
 // size; interned strings are process-wide.
 func TransformLean(options ...LeanOption) cache.TransformFunc {
+	return newLeaner(resolveLean(options)).transform
+}
+
+// resolveLean applies options to the default configuration.
+func resolveLean(options []LeanOption) leanConfig {
 	// Interning is on unless turned off: behind its table of recent
 	// strings it passes the bar of a lean technique (at least 5% less heap
 	// for at most 10% more CPU to sync; BENCHMARKS.md).
@@ -172,7 +181,7 @@ func TransformLean(options ...LeanOption) cache.TransformFunc {
 			o(&c)
 		}
 	}
-	return newLeaner(c).transform
+	return c
 }
 
 // maxShared bounds each sharing table. A table that fills is emptied:

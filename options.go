@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internalinterfaces"
 	"github.com/kubeinformers/informers/sharding"
 )
@@ -71,7 +72,10 @@ type factoryOptions struct {
 	customResync     map[reflect.Type]time.Duration
 	transform        cache.TransformFunc
 	// leanTransform runs after transform; see WithLeanMemory (lean.go).
+	// leanStrip is what it drops, which a built-in typed informer's
+	// protobuf decoding then leaves out (internal/listwatch).
 	leanTransform cache.TransformFunc
+	leanStrip     listwatch.Strip
 	informerName  *cache.InformerName
 	// listMode is set by WithListMode (listmode.go); listModeSet records
 	// that it was given.

@@ -111,8 +111,10 @@ type informerSpec struct {
 	// for a lean or metadata-only cache (listmode.go).
 	pagedFallback bool
 	// protobuf makes a built-in typed informer's requests ask for
-	// protobuf (protobuf.go).
+	// protobuf (protobuf.go); strip is what its protobuf decoding leaves
+	// out, for a lean cache that would drop it (lean.go).
 	protobuf bool
+	strip    listwatch.Strip
 
 	// The shard it starts with (nil: not sharded); followsMembership is
 	// set when that shard is the one a Lease-based membership moves, and
@@ -208,7 +210,13 @@ func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
 		s.refused = fmt.Errorf("not started: %s: an informer built by InformerFor's newFunc cannot follow a shard membership; use the generated accessors or ForResource", s.shardOption)
 	}
 
-	s.protobuf = (f.protobuf || ro.Protobuf) && req.id.Form == FormTyped && req.typed != nil && isBuiltIn(resource)
+	builtInTyped := req.id.Form == FormTyped && req.typed != nil && isBuiltIn(resource)
+	s.protobuf = (f.protobuf || ro.Protobuf) && builtInTyped
+	if builtInTyped && user == nil {
+		// Only where the lean transform is the first to see an object:
+		// a user's transform is given the object as decoded.
+		s.strip = f.leanStrip
+	}
 
 	if s.newInformer == nil {
 		// The factory's own list and watch transform each page of a LIST

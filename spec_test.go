@@ -24,11 +24,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/sharding"
 )
 
@@ -135,5 +137,39 @@ func TestHealthSources(t *testing.T) {
 	h.observe("b", nil)
 	if err := h.last(); err != nil {
 		t.Errorf("last after success: %v", err)
+	}
+}
+
+// TestSpecStrip: a built-in typed informer of a lean factory decodes
+// protobuf without what the lean transform drops, unless a transform of
+// the user's sees the object first; what it leaves out follows the lean
+// options; dynamic and metadata informers, and custom types, decode in
+// full.
+func TestSpecStrip(t *testing.T) {
+	pods := corev1.SchemeGroupVersion.WithResource("pods")
+	typed := func(i cache.SharedIndexInformer) cache.SharedIndexInformer { return i }
+	podRequest := request{id: InformerID{Form: FormTyped, Resource: pods, Type: reflect.TypeFor[*corev1.Pod]()}, namespaced: true, typed: typed}
+	identity := func(o any) (any, error) { return o, nil }
+	custom := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	for _, tc := range []struct {
+		name    string
+		options []SharedInformerOption
+		req     request
+		want    listwatch.Strip
+	}{
+		{"not lean", nil, podRequest, listwatch.Strip{}},
+		{"lean", []SharedInformerOption{WithLeanMemory()}, podRequest, listwatch.Strip{ManagedFields: true}},
+		{"lean, last-applied too", []SharedInformerOption{WithLeanMemory(LeanDropLastApplied())}, podRequest, listwatch.Strip{ManagedFields: true, LastApplied: true}},
+		{"lean, managedFields kept", []SharedInformerOption{WithLeanMemory(LeanKeepManagedFields())}, podRequest, listwatch.Strip{}},
+		{"lean after a user transform", []SharedInformerOption{WithTransform(identity), WithLeanMemory()}, podRequest, listwatch.Strip{}},
+		{"lean after a resource's transform", []SharedInformerOption{WithLeanMemory(), WithResourceOptions(pods, ResourceOptions{Transform: identity})}, podRequest, listwatch.Strip{}},
+		{"lean, dynamic", []SharedInformerOption{WithLeanMemory()}, request{id: InformerID{Form: FormDynamic, Resource: pods}, namespaced: true}, listwatch.Strip{}},
+		{"lean, metadata", []SharedInformerOption{WithLeanMemory()}, request{id: InformerID{Form: FormMetadata, Resource: pods}, namespaced: true}, listwatch.Strip{}},
+		{"lean, custom type", []SharedInformerOption{WithLeanMemory()}, request{id: InformerID{Form: FormTyped, Resource: custom, Type: reflect.TypeFor[*corev1.Pod]()}, typed: typed}, listwatch.Strip{}},
+	} {
+		f := newFactory(fake.NewClientset(), 0, tc.options)
+		if got := f.resolveSpec(tc.req).strip; got != tc.want {
+			t.Errorf("%s: strip %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -376,6 +376,9 @@ func checkAll(rep *runReport, cfg *config) bool {
 		if checkPeaks(rep, n) {
 			failed = true
 		}
+		if checkStripped(rep, n) {
+			failed = true
+		}
 		full := rep.Results[n]["ours"]
 		for _, lean := range []string{"ours-lean", "ours-metadata"} {
 			l := rep.Results[n][lean]
@@ -435,4 +438,31 @@ func summaryLines(rep *runReport) string {
 		}
 	}
 	return b.String()
+}
+
+// checkStripped checks, for the smoke run, that the lean informer decoded
+// every Pod without what its cache drops, as a stream and in paged LISTs,
+// and that the full one decoded none so.
+func checkStripped(rep *runReport, n int) bool {
+	failed := false
+	for run, s := range rep.Results[n] {
+		name, _ := splitRun(run)
+		if s == nil || !s.ok() || (name != "ours-lean" && name != "ours") {
+			continue
+		}
+		for _, r := range s.Runs {
+			switch {
+			case name == "ours-lean" && r.Stripped < int64(n):
+				fmt.Fprintf(os.Stderr, "bench-scale: smoke: N=%d %s decoded %d objects stripped, want at least N\n", n, run, r.Stripped)
+				failed = true
+			case name == "ours" && r.Stripped != 0:
+				fmt.Fprintf(os.Stderr, "bench-scale: smoke: N=%d %s decoded %d objects stripped, want 0\n", n, run, r.Stripped)
+				failed = true
+			}
+		}
+		if !failed && name == "ours-lean" {
+			fmt.Fprintf(os.Stderr, "bench-scale: smoke: N=%d %s decoded every Pod without managedFields: ok\n", n, run)
+		}
+	}
+	return failed
 }

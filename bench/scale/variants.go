@@ -90,8 +90,11 @@ var variants = []variant{
 	{"ours-intern", "this library, WithLeanMemory(LeanInterning(true), LeanNoShare()): strip and intern, no sharing", func(ctx context.Context, cfg *rest.Config) (*running, error) {
 		return runOurs(ctx, cfg, informers.WithLeanMemory(informers.LeanInterning(true), informers.LeanNoShare()))
 	}},
-	{"ours-lean", "this library, WithLeanMemory() as shipped: strip, intern and share", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+	{"ours-lean", "this library, WithLeanMemory() as shipped: strip (while decoding protobuf), intern and share", func(ctx context.Context, cfg *rest.Config) (*running, error) {
 		return runOurs(ctx, cfg, informers.WithLeanMemory())
+	}},
+	{"ours-lean-fulldecode", "this library, WithLeanMemory() after an identity WithTransform: the lean transform then strips a fully decoded object (decode-then-strip, what ours-lean's decoding that leaves managedFields out is measured against)", func(ctx context.Context, cfg *rest.Config) (*running, error) {
+		return runOurs(ctx, cfg, informers.WithTransform(func(o any) (any, error) { return o, nil }), informers.WithLeanMemory())
 	}},
 	{"ours-lean-nointern", "this library, WithLeanMemory(LeanInterning(false)): strip and share, no interning (what interning adds is ours-lean against this)", func(ctx context.Context, cfg *rest.Config) (*running, error) {
 		return runOurs(ctx, cfg, informers.WithLeanMemory(informers.LeanInterning(false)))

@@ -128,6 +128,10 @@ type Config struct {
 	// Protobuf makes the calls of a generated typed client ask for
 	// protobuf whatever its configured content type (Requests.Protobuf).
 	Protobuf bool
+	// Strip, if it leaves anything out, makes the calls of a generated
+	// typed client of a built-in type decode protobuf responses without
+	// it (Requests.Stripped): for a lean cache, which would drop it.
+	Strip Strip
 	// PagedFallback makes ModeAuto's LIST, when the informer does not
 	// stream, a consistent paged one, as ModeConsistentList's: for a lean
 	// or metadata-only cache, whose peak then follows the transformed
@@ -148,7 +152,16 @@ func New(cfg Config) *cache.ListWatch {
 			cfg.Tweak(opts)
 		}
 		r := cfg.Requests(cfg.Namespace)
-		if cfg.Protobuf {
+		switch {
+		case cfg.Strip.Any():
+			accept := ""
+			if cfg.Protobuf {
+				accept = AcceptProtobuf
+			}
+			if p, ok := r.Stripped(cfg.Resource.Resource, accept, cfg.Strip); ok {
+				r = p
+			}
+		case cfg.Protobuf:
 			if p, ok := r.Protobuf(cfg.Resource.Resource); ok {
 				r = p
 			}

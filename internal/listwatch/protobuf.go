@@ -60,25 +60,9 @@ func newList[L runtime.Object]() runtime.Object {
 // from a generated typed client with a REST client (the fake clientset,
 // which encodes nothing); r is then to be used as it is.
 func (r Requests) Protobuf(resource string) (p Requests, ok bool) {
-	if r.source == nil {
+	get, newList, ok := r.rest(resource, AcceptProtobuf)
+	if !ok {
 		return r, false
-	}
-	client := r.source.GetClient()
-	if client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil() {
-		return r, false
-	}
-	namespace, newList := r.source.GetNamespace(), r.newList
-	get := func(opts *metav1.ListOptions) *rest.Request {
-		var timeout time.Duration
-		if opts.TimeoutSeconds != nil {
-			timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
-		}
-		return client.Get().
-			SetHeader("Accept", AcceptProtobuf).
-			NamespaceIfScoped(namespace, namespace != "").
-			Resource(resource).
-			VersionedParams(opts, scheme.ParameterCodec).
-			Timeout(timeout)
 	}
 	return Requests{
 		List: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -93,4 +77,39 @@ func (r Requests) Protobuf(resource string) (p Requests, ok bool) {
 			return get(&opts).Watch(ctx)
 		},
 	}, true
+}
+
+// rest returns how to build r's requests on resource through the typed
+// client's own REST client, with the Accept header accept ("": the one a
+// generated client of a built-in type sends), and the list type's
+// constructor; ok is false when r does
+// not come from a generated typed client with a REST client.
+func (r Requests) rest(resource, accept string) (get func(*metav1.ListOptions) *rest.Request, newList func() runtime.Object, ok bool) {
+	if r.source == nil {
+		return nil, nil, false
+	}
+	client := r.source.GetClient()
+	if client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil() {
+		return nil, nil, false
+	}
+	namespace := r.source.GetNamespace()
+	return func(opts *metav1.ListOptions) *rest.Request {
+		var timeout time.Duration
+		if opts.TimeoutSeconds != nil {
+			timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+		}
+		req := client.Get()
+		if accept != "" {
+			req = req.SetHeader("Accept", accept)
+		} else {
+			// What every generated client of a built-in type does: ask
+			// for protobuf unless the client's config sets a content type.
+			req = req.UseProtobufAsDefault()
+		}
+		return req.
+			NamespaceIfScoped(namespace, namespace != "").
+			Resource(resource).
+			VersionedParams(opts, scheme.ParameterCodec).
+			Timeout(timeout)
+	}, r.newList, true
 }

@@ -26,8 +26,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -35,6 +37,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/internal/listwatch"
 )
 
 const (
@@ -267,4 +270,165 @@ func diffStores(a, b cache.Store) string {
 		}
 	}
 	return ""
+}
+
+// TestProtobufLeanStrip checks that a lean factory which leaves
+// managedFields and the last-applied annotation out while decoding
+// protobuf (WithLeanMemory without a transform of the user's) caches and
+// delivers what decoding everything and then stripping does. Four
+// factories with WithLeanMemory(LeanDropLastApplied()) run side by side
+// over the same server, each with an informer (through ForResource) for
+// every built-in resource: one with an identity transform of the user's,
+// which makes the lean transform strip after a full decode; one over a
+// default clientset (the watch-list stream in protobuf, stripped while
+// decoding); one that also lists in consistent pages (LIST pages in
+// protobuf, stripped); and one over a clientset built for JSON (the same
+// requests, answered in JSON and decoded by client-go). The CRUD kinds
+// are driven through create, update and delete, and a ConfigMap is
+// written as kubectl apply writes it. The four must deliver the same
+// events and end with the same caches, object for object, and the
+// process must have decoded at least as many objects stripped as the two
+// protobuf factories cache.
+func TestProtobufLeanStrip(t *testing.T) {
+	c := setup(t)
+	dc := discovery.NewDiscoveryClientForConfigOrDie(c.cfg)
+	served := servedListWatchGVRs(t, dc)
+
+	names := []string{"decode then strip", "stripped stream", "stripped pages", "json"}
+	lean := informers.WithLeanMemory(informers.LeanDropLastApplied())
+	factories := make([]informers.Factory, len(names))
+	for i := range names {
+		cfg := rest.CopyConfig(c.cfg)
+		opts := []informers.SharedInformerOption{lean}
+		switch i {
+		case 0:
+			opts = append(opts, informers.WithTransform(func(o any) (any, error) { return o, nil }))
+		case 2:
+			opts = append(opts, informers.WithListMode(informers.ListModeConsistentList))
+		case 3:
+			cfg.ContentType, cfg.AcceptContentTypes = e2eContentJSON, e2eContentJSON
+		}
+		f, err := informers.New(kubernetes.NewForConfigOrDie(cfg), 0, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		factories[i] = f
+		defer f.Shutdown()
+	}
+	informersOf := make([]map[schema.GroupVersionResource]cache.SharedIndexInformer, len(names))
+	for i, f := range factories {
+		informersOf[i] = map[schema.GroupVersionResource]cache.SharedIndexInformer{}
+		for gvr := range served {
+			gi, err := f.ForResource(gvr)
+			if err != nil {
+				continue // not built in
+			}
+			informersOf[i][gvr] = gi.Informer()
+		}
+	}
+	kinds := crudKinds()
+	logs := make([][]*eventLog, len(names))
+	for i, f := range factories {
+		for _, k := range kinds {
+			l := &eventLog{}
+			if _, err := k.informer(f).AddEventHandler(l.handler()); err != nil {
+				t.Fatalf("%s %s: AddEventHandler: %v", names[i], k.name, err)
+			}
+			logs[i] = append(logs[i], l)
+		}
+	}
+
+	// A ConfigMap as kubectl apply leaves it, before the factories start.
+	applied := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "applied", Annotations: map[string]string{
+		corev1.LastAppliedConfigAnnotation: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied"}}`,
+		"example.com/kept":                 "yes",
+	}}}
+	if _, err := c.client.CoreV1().ConfigMaps(c.ns).Create(c.ctx, applied, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	before := listwatch.StrippedObjects()
+	for i, f := range factories {
+		f.Start(ctx.Done())
+		wctx, wcancel := context.WithTimeout(ctx, 120*time.Second)
+		err := f.WaitForCacheSyncWithContext(wctx).AsError()
+		wcancel()
+		if err != nil {
+			t.Fatalf("%s: sync: %v", names[i], err)
+		}
+	}
+
+	var want [][]string
+	for _, k := range kinds {
+		var rvs []string
+		o, err := k.create(ctx, c.client, c.ns, "lean")
+		if err != nil {
+			t.Fatalf("%s: create: %v", k.name, err)
+		}
+		rvs = append(rvs, o.GetResourceVersion())
+		for step := 1; step <= 2; step++ {
+			if o, err = k.relabel(ctx, c.client, c.ns, "lean", fmt.Sprint(step)); err != nil {
+				t.Fatalf("%s: update %d: %v", k.name, step, err)
+			}
+			rvs = append(rvs, o.GetResourceVersion())
+		}
+		if err := k.delete(ctx, c.client, c.ns, "lean"); err != nil {
+			t.Fatalf("%s: delete: %v", k.name, err)
+		}
+		want = append(want, rvs)
+	}
+	key := c.ns + "/lean"
+	for j, k := range kinds {
+		seqs := make([]string, len(names))
+		for i := range factories {
+			checkSequence(t, logs[i][j], key, want[j])
+			seqs[i] = fmt.Sprint(logs[i][j].forName(key))
+		}
+		for i := 1; i < len(names); i++ {
+			if seqs[i] != seqs[0] {
+				t.Errorf("%s: events differ:\n%s: %s\n%s: %s", k.name, names[0], seqs[0], names[i], seqs[i])
+			}
+		}
+	}
+
+	var diffs []string
+	compared, objects := 0, 0
+	ok := eventually(60*time.Second, 200*time.Millisecond, func() bool {
+		diffs, compared, objects = nil, 0, 0
+		for gvr, inf := range informersOf[0] {
+			a := inf.GetStore()
+			for i := 1; i < len(names); i++ {
+				if d := diffStores(a, informersOf[i][gvr].GetStore()); d != "" {
+					diffs = append(diffs, fmt.Sprintf("%s: %s against %s: %s", gvrString(gvr), names[i], names[0], d))
+				}
+			}
+			compared++
+			objects += len(a.ListKeys())
+		}
+		return len(diffs) == 0
+	})
+	if !ok {
+		slices.Sort(diffs)
+		t.Errorf("caches differ:\n%s", strings.Join(diffs, "\n"))
+	}
+	stripped := listwatch.StrippedObjects() - before
+	t.Logf("caches equal for %d built-in resources (%d objects each); %d objects decoded stripped", compared, objects, stripped)
+	if stripped < int64(2*objects) {
+		t.Errorf("%d objects were decoded stripped, want at least %d (the two protobuf factories' caches)", stripped, 2*objects)
+	}
+
+	// What every factory caches of the applied ConfigMap.
+	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+	for i := range names {
+		obj, exists, err := informersOf[i][gvr].GetStore().GetByKey(c.ns + "/applied")
+		if err != nil || !exists {
+			t.Fatalf("%s: the applied ConfigMap is not cached (%v)", names[i], err)
+		}
+		cm := obj.(*corev1.ConfigMap)
+		if cm.ManagedFields != nil || cm.Annotations[corev1.LastAppliedConfigAnnotation] != "" || cm.Annotations["example.com/kept"] != "yes" {
+			t.Errorf("%s: the applied ConfigMap is cached with managedFields %v and annotations %v, want none and only example.com/kept", names[i], cm.ManagedFields, cm.Annotations)
+		}
+	}
 }
