@@ -108,7 +108,7 @@ limitations under the License.
 //	gensupport               what kubeinformers-gen's output for a user's own API types builds on: Bind, Kind, TypedResource
 //	sharding                 shard selectors and the Lease-based membership
 //	internalinterfaces       client-go's interfaces of the generated packages
-//	internal/listwatch       the list and watch calls of every informer: shard filter and handover, list modes, per-page transform, protobuf requests, stalled-stream fallback
+//	internal/listwatch       the list and watch calls of every informer: shard filter and handover, list modes, per-page transform, protobuf requests and lean decoding, stalled-stream fallback
 //	internal/multinamespace  the composite informer over several namespaces
 //	internal/accessor        the per-kind logic the generated accessors bind to
 //	internal/binding         a bound typed resource, as the factory and gensupport both see it

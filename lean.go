@@ -98,6 +98,14 @@ func LeanNoShare() LeanOption {
 // (apimachinery's equality.Semantic) to what they would be without this
 // option, except for the fields documented as dropped. They are read-only,
 // as client-go requires of every cached object; see [TransformLean].
+//
+// A typed informer of a built-in resource, when no transform of the
+// user's comes first, decodes protobuf responses without building what
+// the lean transform would drop (managedFields; with
+// [LeanDropLastApplied] the last-applied annotation): about a third less
+// CPU and half the garbage per object decoded. Its requests are its
+// clientset's own; JSON responses are decoded as client-go decodes them.
+// The repository's docs/protobuf.md has the figures.
 func WithLeanMemory(options ...LeanOption) SharedInformerOption {
 	c := resolveLean(options)
 	transform := newLeaner(c).transform

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -125,106 +126,10 @@ func TestProtobufDifferential(t *testing.T) {
 			t.Fatal(err)
 		}
 		factories[i] = f
-		defer f.Shutdown()
+		t.Cleanup(f.Shutdown) // after sideBySide's cancel of their Start
 	}
 
-	informersOf := make([]map[schema.GroupVersionResource]cache.SharedIndexInformer, protobufVariants)
-	for i, f := range factories {
-		informersOf[i] = map[schema.GroupVersionResource]cache.SharedIndexInformer{}
-		for gvr := range served {
-			gi, err := f.ForResource(gvr)
-			if err != nil {
-				continue // not built in
-			}
-			informersOf[i][gvr] = gi.Informer()
-		}
-	}
-	kinds := crudKinds()
-	logs := make([][]*eventLog, protobufVariants)
-	for i, f := range factories {
-		for _, k := range kinds {
-			l := &eventLog{}
-			if _, err := k.informer(f).AddEventHandler(l.handler()); err != nil {
-				t.Fatalf("%s %s: AddEventHandler: %v", names[i], k.name, err)
-			}
-			logs[i] = append(logs[i], l)
-		}
-	}
-	ctx, cancel := context.WithCancel(c.ctx)
-	defer cancel()
-	start := time.Now()
-	for i, f := range factories {
-		f.Start(ctx.Done())
-		wctx, wcancel := context.WithTimeout(ctx, 120*time.Second)
-		err := f.WaitForCacheSyncWithContext(wctx).AsError()
-		wcancel()
-		if err != nil {
-			t.Fatalf("%s: sync: %v", names[i], err)
-		}
-	}
-	t.Logf("%d built-in resources, 3 factories synced in %v", len(informersOf[0]), time.Since(start).Round(time.Millisecond))
-
-	// The same writes, seen by all three.
-	var want [][]string // per kind: the resource versions written
-	for _, k := range kinds {
-		var rvs []string
-		o, err := k.create(ctx, c.client, c.ns, "proto")
-		if err != nil {
-			t.Fatalf("%s: create: %v", k.name, err)
-		}
-		rvs = append(rvs, o.GetResourceVersion())
-		for step := 1; step <= 3; step++ {
-			if o, err = k.relabel(ctx, c.client, c.ns, "proto", fmt.Sprint(step)); err != nil {
-				t.Fatalf("%s: update %d: %v", k.name, step, err)
-			}
-			rvs = append(rvs, o.GetResourceVersion())
-		}
-		if err := k.delete(ctx, c.client, c.ns, "proto"); err != nil {
-			t.Fatalf("%s: delete: %v", k.name, err)
-		}
-		want = append(want, rvs)
-	}
-	key := c.ns + "/proto"
-	for j, k := range kinds {
-		for i := range factories {
-			// Each factory sees the create, the updates and the delete, in
-			// order, with the resource versions written.
-			checkSequence(t, logs[i][j], key, want[j])
-		}
-		seqs := make([]string, protobufVariants)
-		for i := range factories {
-			seqs[i] = fmt.Sprint(logs[i][j].forName(key))
-		}
-		if seqs[0] != seqs[1] || seqs[0] != seqs[2] {
-			t.Errorf("%s: events differ:\n%s: %s\n%s: %s\n%s: %s", k.name, names[0], seqs[0], names[1], seqs[1], names[2], seqs[2])
-		}
-	}
-
-	// The caches end equal, object for object (the server changes a few
-	// objects, such as leases, on its own: wait for the three to agree).
-	var diffs []string
-	compared, objects := 0, 0
-	ok := eventually(60*time.Second, 200*time.Millisecond, func() bool {
-		diffs, compared, objects = nil, 0, 0
-		for gvr, inf := range informersOf[0] {
-			a := inf.GetStore()
-			for i := 1; i < protobufVariants; i++ {
-				b := informersOf[i][gvr].GetStore()
-				if d := diffStores(a, b); d != "" {
-					diffs = append(diffs, fmt.Sprintf("%s: %s against %s: %s", gvrString(gvr), names[i], names[0], d))
-				}
-			}
-			compared++
-			objects += len(a.ListKeys())
-		}
-		return len(diffs) == 0
-	})
-	if !ok {
-		slices.Sort(diffs)
-		t.Errorf("caches differ:\n%s", strings.Join(diffs, "\n"))
-	}
-	t.Logf("caches equal for %d built-in resources (%d objects each)", compared, objects)
-
+	informersOf := sideBySide(t, c, served, names, factories, nil, 3)
 	// What was on the wire.
 	for i, w := range wires {
 		asked, got := w.summary()
@@ -313,31 +218,8 @@ func TestProtobufLeanStrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		factories[i] = f
-		defer f.Shutdown()
+		t.Cleanup(f.Shutdown) // after sideBySide's cancel of their Start
 	}
-	informersOf := make([]map[schema.GroupVersionResource]cache.SharedIndexInformer, len(names))
-	for i, f := range factories {
-		informersOf[i] = map[schema.GroupVersionResource]cache.SharedIndexInformer{}
-		for gvr := range served {
-			gi, err := f.ForResource(gvr)
-			if err != nil {
-				continue // not built in
-			}
-			informersOf[i][gvr] = gi.Informer()
-		}
-	}
-	kinds := crudKinds()
-	logs := make([][]*eventLog, len(names))
-	for i, f := range factories {
-		for _, k := range kinds {
-			l := &eventLog{}
-			if _, err := k.informer(f).AddEventHandler(l.handler()); err != nil {
-				t.Fatalf("%s %s: AddEventHandler: %v", names[i], k.name, err)
-			}
-			logs[i] = append(logs[i], l)
-		}
-	}
-
 	// A ConfigMap as kubectl apply leaves it, before the factories start.
 	applied := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "applied", Annotations: map[string]string{
 		corev1.LastAppliedConfigAnnotation: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied"}}`,
@@ -346,75 +228,11 @@ func TestProtobufLeanStrip(t *testing.T) {
 	if _, err := c.client.CoreV1().ConfigMaps(c.ns).Create(c.ctx, applied, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
 		t.Fatal(err)
 	}
-
-	ctx, cancel := context.WithCancel(c.ctx)
-	defer cancel()
 	before := listwatch.StrippedObjects()
-	for i, f := range factories {
-		f.Start(ctx.Done())
-		wctx, wcancel := context.WithTimeout(ctx, 120*time.Second)
-		err := f.WaitForCacheSyncWithContext(wctx).AsError()
-		wcancel()
-		if err != nil {
-			t.Fatalf("%s: sync: %v", names[i], err)
-		}
-	}
-
-	var want [][]string
-	for _, k := range kinds {
-		var rvs []string
-		o, err := k.create(ctx, c.client, c.ns, "lean")
-		if err != nil {
-			t.Fatalf("%s: create: %v", k.name, err)
-		}
-		rvs = append(rvs, o.GetResourceVersion())
-		for step := 1; step <= 2; step++ {
-			if o, err = k.relabel(ctx, c.client, c.ns, "lean", fmt.Sprint(step)); err != nil {
-				t.Fatalf("%s: update %d: %v", k.name, step, err)
-			}
-			rvs = append(rvs, o.GetResourceVersion())
-		}
-		if err := k.delete(ctx, c.client, c.ns, "lean"); err != nil {
-			t.Fatalf("%s: delete: %v", k.name, err)
-		}
-		want = append(want, rvs)
-	}
-	key := c.ns + "/lean"
-	for j, k := range kinds {
-		seqs := make([]string, len(names))
-		for i := range factories {
-			checkSequence(t, logs[i][j], key, want[j])
-			seqs[i] = fmt.Sprint(logs[i][j].forName(key))
-		}
-		for i := 1; i < len(names); i++ {
-			if seqs[i] != seqs[0] {
-				t.Errorf("%s: events differ:\n%s: %s\n%s: %s", k.name, names[0], seqs[0], names[i], seqs[i])
-			}
-		}
-	}
-
-	var diffs []string
-	compared, objects := 0, 0
-	ok := eventually(60*time.Second, 200*time.Millisecond, func() bool {
-		diffs, compared, objects = nil, 0, 0
-		for gvr, inf := range informersOf[0] {
-			a := inf.GetStore()
-			for i := 1; i < len(names); i++ {
-				if d := diffStores(a, informersOf[i][gvr].GetStore()); d != "" {
-					diffs = append(diffs, fmt.Sprintf("%s: %s against %s: %s", gvrString(gvr), names[i], names[0], d))
-				}
-			}
-			compared++
-			objects += len(a.ListKeys())
-		}
-		return len(diffs) == 0
-	})
-	if !ok {
-		slices.Sort(diffs)
-		t.Errorf("caches differ:\n%s", strings.Join(diffs, "\n"))
-	}
+	var objects int
+	informersOf := sideBySide(t, c, served, names, factories, &objects, 2)
 	stripped := listwatch.StrippedObjects() - before
-	t.Logf("caches equal for %d built-in resources (%d objects each); %d objects decoded stripped", compared, objects, stripped)
+	t.Logf("%d objects decoded stripped", stripped)
 	if stripped < int64(2*objects) {
 		t.Errorf("%d objects were decoded stripped, want at least %d (the two protobuf factories' caches)", stripped, 2*objects)
 	}
@@ -431,4 +249,111 @@ func TestProtobufLeanStrip(t *testing.T) {
 			t.Errorf("%s: the applied ConfigMap is cached with managedFields %v and annotations %v, want none and only example.com/kept", names[i], cm.ManagedFields, cm.Annotations)
 		}
 	}
+}
+
+// sideBySide runs factories side by side on one server: each gets an
+// informer (through ForResource) for every built-in resource of served
+// and an event log on each CRUD kind; they start and sync; every CRUD kind
+// is created, updated updates times and deleted. Each factory must see
+// every write in order, with the resource versions written, all must
+// deliver the same events, and their caches must end equal, object for
+// object (the server changes a few objects on its own, such as leases:
+// it waits up to a minute for them to agree). It returns each factory's
+// informers, and in objects, if set, how many objects each cache holds.
+func sideBySide(t *testing.T, c *tcx, served sets.Set[schema.GroupVersionResource], names []string, factories []informers.Factory, objects *int, updates int) []map[schema.GroupVersionResource]cache.SharedIndexInformer {
+	t.Helper()
+	informersOf := make([]map[schema.GroupVersionResource]cache.SharedIndexInformer, len(factories))
+	for i, f := range factories {
+		informersOf[i] = map[schema.GroupVersionResource]cache.SharedIndexInformer{}
+		for gvr := range served {
+			gi, err := f.ForResource(gvr)
+			if err != nil {
+				continue // not built in
+			}
+			informersOf[i][gvr] = gi.Informer()
+		}
+	}
+	kinds := crudKinds()
+	logs := make([][]*eventLog, len(factories))
+	for i, f := range factories {
+		for _, k := range kinds {
+			l := &eventLog{}
+			if _, err := k.informer(f).AddEventHandler(l.handler()); err != nil {
+				t.Fatalf("%s %s: AddEventHandler: %v", names[i], k.name, err)
+			}
+			logs[i] = append(logs[i], l)
+		}
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	t.Cleanup(cancel) // before the factories' Shutdown, which the caller registers with t.Cleanup first
+	start := time.Now()
+	for i, f := range factories {
+		f.Start(ctx.Done())
+		wctx, wcancel := context.WithTimeout(ctx, 120*time.Second)
+		err := f.WaitForCacheSyncWithContext(wctx).AsError()
+		wcancel()
+		if err != nil {
+			t.Fatalf("%s: sync: %v", names[i], err)
+		}
+	}
+	t.Logf("%d built-in resources, %d factories synced in %v", len(informersOf[0]), len(factories), time.Since(start).Round(time.Millisecond))
+
+	var want [][]string // per kind: the resource versions written
+	for _, k := range kinds {
+		var rvs []string
+		o, err := k.create(ctx, c.client, c.ns, "side")
+		if err != nil {
+			t.Fatalf("%s: create: %v", k.name, err)
+		}
+		rvs = append(rvs, o.GetResourceVersion())
+		for step := 1; step <= updates; step++ {
+			if o, err = k.relabel(ctx, c.client, c.ns, "side", fmt.Sprint(step)); err != nil {
+				t.Fatalf("%s: update %d: %v", k.name, step, err)
+			}
+			rvs = append(rvs, o.GetResourceVersion())
+		}
+		if err := k.delete(ctx, c.client, c.ns, "side"); err != nil {
+			t.Fatalf("%s: delete: %v", k.name, err)
+		}
+		want = append(want, rvs)
+	}
+	key := c.ns + "/side"
+	for j, k := range kinds {
+		seqs := make([]string, len(factories))
+		for i := range factories {
+			checkSequence(t, logs[i][j], key, want[j])
+			seqs[i] = fmt.Sprint(logs[i][j].forName(key))
+		}
+		for i := 1; i < len(factories); i++ {
+			if seqs[i] != seqs[0] {
+				t.Errorf("%s: events differ:\n%s: %s\n%s: %s", k.name, names[0], seqs[0], names[i], seqs[i])
+			}
+		}
+	}
+
+	var diffs []string
+	compared, n := 0, 0
+	ok := eventually(60*time.Second, 200*time.Millisecond, func() bool {
+		diffs, compared, n = nil, 0, 0
+		for gvr, inf := range informersOf[0] {
+			a := inf.GetStore()
+			for i := 1; i < len(factories); i++ {
+				if d := diffStores(a, informersOf[i][gvr].GetStore()); d != "" {
+					diffs = append(diffs, fmt.Sprintf("%s: %s against %s: %s", gvrString(gvr), names[i], names[0], d))
+				}
+			}
+			compared++
+			n += len(a.ListKeys())
+		}
+		return len(diffs) == 0
+	})
+	if !ok {
+		slices.Sort(diffs)
+		t.Errorf("caches differ:\n%s", strings.Join(diffs, "\n"))
+	}
+	t.Logf("caches equal for %d built-in resources (%d objects each)", compared, n)
+	if objects != nil {
+		*objects = n
+	}
+	return informersOf
 }
