@@ -45,8 +45,8 @@ import (
 
 // This file decodes the API server's protobuf for a lean informer without
 // building what its cache drops. client-go decodes a watch event through
-// three envelopes (the stream's runtime.Unknown, the metav1.WatchEvent,
-// the object's runtime.Unknown), copying the object's bytes at each, and
+// two envelopes (the metav1.WatchEvent, then the object's
+// runtime.Unknown), copying the object's bytes at each, and
 // then builds every metadata.managedFields entry, which the lean
 // transform throws away. Here the envelopes are read in place and the
 // dropped fields are cut out of the object's bytes before the generated
@@ -58,7 +58,8 @@ import (
 // responses without what strip leaves out; JSON and CBOR responses are
 // decoded as client-go decodes them. The requests are the typed client's
 // own, through its REST client, with the Accept header accept ("": the
-// client's own, so a client configured for JSON still gets JSON). ok is
+// one the client itself sends, protobuf unless its config sets a content
+// type, so a client configured for JSON still gets JSON). ok is
 // false when r does not come from a generated typed client with a REST
 // client; r is then to be used as it is.
 //

@@ -40,6 +40,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/internal/listwatch"
 )
 
 // handlerView is the state an event handler reconstructs from notifications.
@@ -319,6 +320,21 @@ func TestReliabilityFaults(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// A third, lean factory watches configmaps of its own namespace: its
+	// typed informer decodes protobuf without managedFields
+	// (internal/listwatch/pbdecode.go), so that path meets every fault too.
+	nsLean := c.newNamespace("rel-lean")
+	fl, err := informers.New(kubernetes.NewForConfigOrDie(icfg), 0, informers.WithNamespace(nsLean), informers.WithLeanMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Shutdown()
+	lean := configMapKind("configmaps (lean: stripped protobuf)", nsLean, fl.Core().V1().ConfigMaps().Lister().ConfigMaps(nsLean))
+	kinds = append(kinds, lean)
+	if _, err := fl.Core().V1().ConfigMaps().Informer().AddEventHandler(lean.view.handler()); err != nil {
+		t.Fatal(err)
+	}
+	strippedBefore := listwatch.StrippedObjects()
 	cmInf, secInf := f.Core().V1().ConfigMaps().Informer(), f.Core().V1().Secrets().Informer()
 	if _, err := cmInf.AddEventHandler(kinds[0].view.handler()); err != nil {
 		t.Fatal(err)
@@ -330,6 +346,7 @@ func TestReliabilityFaults(t *testing.T) {
 	defer cancel()
 	syncFactory(t, ctx, f)
 	syncFactory(t, ctx, fm)
+	syncFactory(t, ctx, fl)
 
 	// Writers use their own client (own connections), not the informers'.
 	wclient := kubernetes.NewForConfigOrDie(env.AdminConfig())
@@ -522,6 +539,11 @@ func TestReliabilityFaults(t *testing.T) {
 		if r.fault == "etcd compaction + watch drop" && r.cmRelists < r.count {
 			t.Errorf("compaction: configmap informer relisted %d times for %d compactions; expected the 410 to force a relist each time", r.cmRelists, r.count)
 		}
+	}
+	// The lean informer's events came through the stripped decoding: at
+	// least one object per configmap it caches, and some.
+	if n, cached := listwatch.StrippedObjects()-strippedBefore, int64(len(lean.cached())); n < cached || n == 0 {
+		t.Errorf("the lean informer decoded %d objects stripped and caches %d: want at least as many, and some", n, cached)
 	}
 }
 
