@@ -633,3 +633,69 @@ func TestStrippedRequests(t *testing.T) {
 		t.Error("calls without a client were replaced")
 	}
 }
+
+// Fields of every wire type that the stripping does not know are kept,
+// not misread: a newer server's metadata field of any type survives into
+// the generated Unmarshal, which skips it as client-go's does.
+func TestStripKeepsUnknownFields(t *testing.T) {
+	pod := pbPod("unknown")
+	data := encodeProtobuf(t, pod)
+	u, err := readUnknown(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Pod's metadata (field 1) with unknown fields appended: field 98
+	// fixed32, 99 fixed64, 100 varint, 101 bytes.
+	f, err := nextField(u.raw, 0)
+	if err != nil || f.num != fieldObjectMeta {
+		t.Fatalf("the Pod does not start with its metadata: %+v, %v", f, err)
+	}
+	tag := func(num, wire uint64) []byte { return binary.AppendUvarint(nil, num<<3|wire) }
+	var extra []byte
+	extra = append(append(extra, tag(98, wireI32)...), 1, 2, 3, 4)
+	extra = append(append(extra, tag(99, wireI64)...), 0x86, 0, 1, 2, 3, 4, 5, 6)
+	extra = append(append(extra, tag(100, wireVarint)...), 0x96, 0x01)
+	extra = append(append(extra, tag(101, wireLen)...), 2, 'h', 'i')
+	meta := append(bytes.Clone(f.body), extra...)
+	stripped, err := NewObjectDecoder(scheme.Scheme, Strip{ManagedFields: true, LastApplied: true}).stripMeta(bytes.Clone(meta))
+	if err != nil || !bytes.HasSuffix(stripped, extra) || len(stripped) >= len(meta) {
+		t.Fatalf("stripMeta kept %d of %d bytes (%v), want the unknown fields at its end and managedFields gone", len(stripped), len(meta), err)
+	}
+	msg := append([]byte{0x0a}, binary.AppendUvarint(nil, uint64(len(meta)))...)
+	msg = append(msg, meta...)
+	msg = append(msg, u.raw[f.end:]...)
+	unk := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "v1", Kind: "Pod"}, Raw: msg}
+	body, err := unk.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := append(bytes.Clone(protobufMagic), body...)
+	want, err := runtime.Decode(clientGoObjects(t), bytes.Clone(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := NewObjectDecoder(scheme.Scheme, Strip{ManagedFields: true, LastApplied: true}).Decode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := stripReference(want, Strip{ManagedFields: true, LastApplied: true}); !apiequality.Semantic.DeepEqual(got, w) {
+		t.Errorf("got %+v\nwant %+v", got, w)
+	}
+}
+
+// A varint longer than 64 bits is an error, not a wrap-around.
+func TestVarintOverflow(t *testing.T) {
+	if _, _, err := varint(bytes.Repeat([]byte{0xff}, 11), 0); err == nil || !strings.Contains(err.Error(), "overflows") {
+		t.Errorf("got %v, want an overflow", err)
+	}
+	if v, i, err := varint([]byte{0x96, 0x01}, 0); err != nil || v != 150 || i != 2 {
+		t.Errorf("varint(150) = %d, %d, %v", v, i, err)
+	}
+	var b [binary.MaxVarintLen64]byte
+	for _, v := range []uint64{0, 1, 127, 128, 300, 1 << 40, 1<<64 - 1} {
+		n := putVarint(b[:], v)
+		if got, i, err := varint(b[:n], 0); err != nil || got != v || i != n {
+			t.Errorf("putVarint then varint of %d: %d, %d, %v", v, got, i, err)
+		}
+	}
+}
