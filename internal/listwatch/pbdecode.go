@@ -26,6 +26,8 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -68,10 +70,11 @@ import (
 // watch, which the reflector restarts), but through Stream, which hands
 // over the body to be decoded here.
 func (r Requests) Stripped(resource, accept string, strip Strip) (Requests, bool) {
-	get, newList, ok := r.rest(resource, accept)
+	get, ok := r.rest(resource, accept)
 	if !ok {
 		return r, false
 	}
+	newList := r.newList
 	objects := NewObjectDecoder(scheme.Scheme, strip)
 	gv := r.source.GetClient().APIVersion()
 	return Requests{
@@ -216,28 +219,24 @@ var errTruncated = errors.New("truncated protobuf message")
 
 // varint reads a varint at b[i:] and returns it and the index after it.
 func varint(b []byte, i int) (uint64, int, error) {
-	var v uint64
-	for shift := uint(0); shift < 64; shift += 7 {
-		if i >= len(b) {
-			return 0, 0, errTruncated
-		}
-		c := b[i]
-		i++
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v, i, nil
-		}
+	v, n := binary.Uvarint(b[i:])
+	switch {
+	case n == 0:
+		return 0, 0, errTruncated
+	case n < 0:
+		return 0, 0, errors.New("protobuf varint overflows 64 bits")
 	}
-	return 0, 0, errors.New("protobuf varint overflows 64 bits")
+	return v, i + n, nil
 }
 
 // field is one field of a message: its number, wire type, where it starts
-// (its tag) and ends, and for a length-delimited field its contents.
+// (its tag), where its tag ends, where it ends, and for a length-delimited
+// field its contents.
 type field struct {
-	num        uint64
-	wire       int
-	start, end int
-	body       []byte
+	num                uint64
+	wire               int
+	start, tagEnd, end int
+	body               []byte
 }
 
 // nextField reads the field at b[i:].
@@ -247,6 +246,7 @@ func nextField(b []byte, i int) (field, error) {
 	if err != nil {
 		return f, err
 	}
+	f.tagEnd = i
 	f.num, f.wire = tag>>3, int(tag&7)
 	switch f.wire {
 	case wireVarint:
@@ -447,16 +447,11 @@ func layoutOf(t reflect.Type) layout {
 // protobufField returns the field number of a `protobuf:"bytes,N,..."` tag,
 // or 0.
 func protobufField(tag string) int {
-	_, rest, ok := bytes.Cut([]byte(tag), []byte{','})
-	if !ok {
+	_, rest, _ := strings.Cut(tag, ",")
+	num, _, _ := strings.Cut(rest, ",")
+	n, err := strconv.Atoi(num)
+	if err != nil {
 		return 0
-	}
-	n := 0
-	for _, c := range rest {
-		if c < '0' || c > '9' {
-			break
-		}
-		n = n*10 + int(c-'0')
 	}
 	return n
 }
@@ -555,25 +550,11 @@ func rewrite(b []byte, num uint64, fn func([]byte) ([]byte, error)) ([]byte, err
 		// The tag, then the new length, then the body. The new length
 		// takes no more bytes than the old, and the body starts after the
 		// old length, so nothing is overwritten before it is read.
-		tagEnd := f.start
-		_, tagEnd, _ = varint(b, tagEnd)
-		w += copy(b[w:], b[f.start:tagEnd])
-		w += putVarint(b[w:], uint64(len(body)))
+		w += copy(b[w:], b[f.start:f.tagEnd])
+		w += binary.PutUvarint(b[w:], uint64(len(body)))
 		w += copy(b[w:], body)
 	}
 	return b[:w], nil
-}
-
-// putVarint writes v at the start of b and returns its length.
-func putVarint(b []byte, v uint64) int {
-	i := 0
-	for v >= 0x80 {
-		b[i] = byte(v) | 0x80
-		v >>= 7
-		i++
-	}
-	b[i] = byte(v)
-	return i + 1
 }
 
 // maxEvent bounds one watch event, as client-go's streaming decoder does.

@@ -693,9 +693,9 @@ func TestVarintOverflow(t *testing.T) {
 	}
 	var b [binary.MaxVarintLen64]byte
 	for _, v := range []uint64{0, 1, 127, 128, 300, 1 << 40, 1<<64 - 1} {
-		n := putVarint(b[:], v)
+		n := binary.PutUvarint(b[:], v)
 		if got, i, err := varint(b[:n], 0); err != nil || got != v || i != n {
-			t.Errorf("putVarint then varint of %d: %d, %d, %v", v, got, i, err)
+			t.Errorf("PutUvarint then varint of %d: %d, %d, %v", v, got, i, err)
 		}
 	}
 }

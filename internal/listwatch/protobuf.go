@@ -60,10 +60,11 @@ func newList[L runtime.Object]() runtime.Object {
 // from a generated typed client with a REST client (the fake clientset,
 // which encodes nothing); r is then to be used as it is.
 func (r Requests) Protobuf(resource string) (p Requests, ok bool) {
-	get, newList, ok := r.rest(resource, AcceptProtobuf)
+	get, ok := r.rest(resource, AcceptProtobuf)
 	if !ok {
 		return r, false
 	}
+	newList := r.newList
 	return Requests{
 		List: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			list := newList()
@@ -81,16 +82,15 @@ func (r Requests) Protobuf(resource string) (p Requests, ok bool) {
 
 // rest returns how to build r's requests on resource through the typed
 // client's own REST client, with the Accept header accept ("": the one a
-// generated client of a built-in type sends), and the list type's
-// constructor; ok is false when r does
-// not come from a generated typed client with a REST client.
-func (r Requests) rest(resource, accept string) (get func(*metav1.ListOptions) *rest.Request, newList func() runtime.Object, ok bool) {
+// generated client of a built-in type sends); ok is false when r does not
+// come from a generated typed client with a REST client.
+func (r Requests) rest(resource, accept string) (get func(*metav1.ListOptions) *rest.Request, ok bool) {
 	if r.source == nil {
-		return nil, nil, false
+		return nil, false
 	}
 	client := r.source.GetClient()
 	if client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil() {
-		return nil, nil, false
+		return nil, false
 	}
 	namespace := r.source.GetNamespace()
 	return func(opts *metav1.ListOptions) *rest.Request {
@@ -111,5 +111,5 @@ func (r Requests) rest(resource, accept string) (get func(*metav1.ListOptions) *
 			Resource(resource).
 			VersionedParams(opts, scheme.ParameterCodec).
 			Timeout(timeout)
-	}, r.newList, true
+	}, true
 }
