@@ -25,6 +25,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/multinamespace"
+	"github.com/kubeinformers/informers/internal/shard"
 )
 
 // This file builds an informer, of every form, from its spec (spec.go) and
@@ -40,9 +41,18 @@ import (
 // same, request for request; test/conformance's differential test checks
 // that.
 
-// build makes the informer of spec, top to bottom, and returns it, the
-// shard it follows (nil for an informer built by InformerFor's newFunc),
-// and why it must not run, if the build found a reason the spec could not.
+// built is what build makes: the informer the factory hands out, the
+// factory's own wrapper under its typed form (nil for an informer built by
+// InformerFor's newFunc), the shard it follows (nil likewise), and why it
+// must not run, if the build found a reason the spec could not.
+type built struct {
+	informer cache.SharedIndexInformer
+	base     *factoryInformer
+	shard    *shard.Informer
+	refused  error
+}
+
+// build makes the informer of spec, top to bottom.
 //
 // An informer built by InformerFor's newFunc is not served by the
 // factory's list and watch: only the watch errors, the transform and a
@@ -51,7 +61,7 @@ import (
 // list/watch, hooks and transform; a composite over them when there are
 // several; the factory's wrapper (SetShardSelector and a sync that waits
 // for the first watch); and its typed form.
-func build(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, *informerShard, error) {
+func build(spec *informerSpec, h *hooks) built {
 	if spec.newInformer != nil {
 		informer := spec.newInformer(spec.resync)
 		h.watchErrors(spec.id, informer, "")
@@ -63,23 +73,23 @@ func build(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, *informerSh
 			}
 		}
 		if spec.shard == nil || spec.refused != nil {
-			return informer, nil, nil
+			return built{informer: informer}
 		}
 		setter, ok := informer.(shardSetter)
 		if !ok {
 			// Fail closed: an informer that cannot be sharded does not
 			// run, rather than list everything.
-			return informer, nil, fmt.Errorf("not started: %s: the informer %T built by InformerFor's newFunc has no SetShardSelector (client-go before v0.38), so it cannot be sharded", spec.shardOption, informer)
+			return built{informer: informer, refused: fmt.Errorf("not started: %s: the informer %T built by InformerFor's newFunc has no SetShardSelector (client-go before v0.38), so it cannot be sharded", spec.shardOption, informer)}
 		}
 		if err := setter.SetShardSelector(spec.selector); err != nil {
-			return informer, nil, fmt.Errorf("not started: %w", err)
+			return built{informer: informer, refused: fmt.Errorf("not started: %w", err)}
 		}
-		return informer, nil, nil
+		return built{informer: informer}
 	}
 
 	// One shard for all the informer's namespaces, which SetShardSelector
 	// may replace until the informer starts.
-	shard := &informerShard{id: spec.id, notices: &h.notices, source: spec.shard}
+	sh := shard.NewInformer(spec.id.String(), &h.notices.shard, spec.shard)
 	newOne := func(namespace string) cache.SharedIndexInformer {
 		// Errors name the namespace only where there are several.
 		source := ""
@@ -94,7 +104,7 @@ func build(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, *informerSh
 			Requests:     spec.requests,
 			Missing:      spec.missing,
 			Tweak:        spec.tweak,
-			Shard:        shard,
+			Shard:        sh,
 			Mode:         spec.listMode,
 			Client:       spec.client,
 			Pretransform: spec.pretransform,
@@ -134,11 +144,10 @@ func build(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, *informerSh
 		}
 		informer = multinamespace.New(perNamespace)
 	}
-	fi := newFactoryInformer(informer, shard, h.gate, spec.departures, spec.pretransform)
-	fi.transform, fi.metrics, h.metrics.base = spec.informerTransform, &h.metrics, fi // metrics.go
+	fi := newFactoryInformer(informer, sh, h, spec)
 	informer = fi
 	if spec.typed != nil {
 		informer = spec.typed(informer)
 	}
-	return informer, shard, nil
+	return built{informer: informer, base: fi, shard: sh}
 }

@@ -80,30 +80,3 @@ func TestShardOptionErrors(t *testing.T) {
 	}
 }
 
-// TestShardSourceEdges: a membership source ignores an invalid
-// assignment, ends once, and an informer of an ended source neither
-// filters nor probes.
-func TestShardSourceEdges(t *testing.T) {
-	src := membershipShard(sharding.FieldUID)
-	src.set([]sharding.Range{{Start: 5, End: 5}})
-	if src.selector() != nil {
-		t.Error("an invalid assignment was taken")
-	}
-	src.end()
-	gen := src.gen
-	src.end()
-	if src.gen != gen {
-		t.Error("a second end changed the source")
-	}
-	is := &informerShard{notices: &notices{}, source: src}
-	if sh := is.Current(); sh.Probe != 0 || sh.Keep != nil || sh.Tweak == nil {
-		t.Errorf("an ended source: probe %v, keep set %v: want no probe, no keep, a tweak", sh.Probe, sh.Keep != nil)
-	}
-	if !is.following() {
-		t.Error("an informer of a membership source does not follow it")
-	}
-	is.start()
-	if err := is.setSelector(nil); err == nil {
-		t.Error("setSelector after start succeeded")
-	}
-}

@@ -49,12 +49,11 @@ func (f *sharedInformerFactory) informerFor(req request) *entry {
 		return e
 	}
 	spec := f.resolveSpec(req)
-	h := newHooks(spec)
-	h.metrics.shard = &f.shardMetrics // metrics.go
-	informer, shard, refused := build(spec, h)
-	e := &entry{id: spec.id, informer: informer, hooks: h, shard: shard, refused: spec.refused}
+	h := newHooks(spec, &f.shardMetrics)
+	b := build(spec, h)
+	e := &entry{id: spec.id, informer: b.informer, base: b.base, hooks: h, shard: b.shard, refused: spec.refused}
 	if e.refused == nil {
-		e.refused = refused
+		e.refused = b.refused
 	}
 	// Register it: typed informers also by Go type, which InformerFor and
 	// WaitForCacheSync speak.

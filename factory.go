@@ -34,6 +34,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/accessor"
+	"github.com/kubeinformers/informers/internal/meter"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
@@ -124,7 +125,7 @@ type sharedInformerFactory struct {
 	// Metrics (metrics.go): the default name reserved for the factory
 	// label, and the shard metrics while following a membership.
 	defaultName  *cache.InformerName
-	shardMetrics atomic.Pointer[shardMetrics]
+	shardMetrics atomic.Pointer[meter.Shard]
 }
 
 var (

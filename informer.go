@@ -19,13 +19,17 @@ package informers
 import (
 	"context"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/meter"
+	"github.com/kubeinformers/informers/internal/shard"
 )
 
 // This file holds what every informer the factory builds is wrapped in:
@@ -48,7 +52,8 @@ import (
 // SetShardSelector and a HasSynced that includes the first watch.
 type factoryInformer struct {
 	cache.SharedIndexInformer
-	shard   *informerShard
+	id      InformerID
+	shard   *shard.Informer
 	gate    *syncGate
 	checker *gatedChecker
 	// departures, under a membership, wraps every transform so that a
@@ -57,14 +62,10 @@ type factoryInformer struct {
 	// pretransform transforms list pages with the factory's transform
 	// (internal/listwatch); a transform set later replaces it.
 	pretransform *listwatch.Pretransform
-
-	// Metrics (metrics.go): the transform given to the informer, which
-	// the handler-lag stamp wraps at start, the stamps, and the handlers
-	// whose lag is measured.
-	transform   cache.TransformFunc
-	metrics     *metricsHooks
-	arrivals    arrivals
-	meteredRegs sync.Map
+	// transform is the one the informer was given, which the handler-lag
+	// stamp wraps at start; lag measures its handlers (internal/meter).
+	transform cache.TransformFunc
+	lag       *meter.Lag
 }
 
 var (
@@ -72,17 +73,20 @@ var (
 	_ shardSetter               = &factoryInformer{}
 )
 
-// newFactoryInformer wraps a new informer, whose transform build.go has
-// set already: departures and pretransform are what SetTransform keeps
-// and stops when the user replaces it.
-func newFactoryInformer(informer cache.SharedIndexInformer, shard *informerShard, gate *syncGate, departures *listwatch.Departures, pretransform *listwatch.Pretransform) *factoryInformer {
+// newFactoryInformer wraps a new informer of spec, whose transform
+// build.go has set already: the spec's departures and pretransform are
+// what SetTransform keeps and stops when the user replaces it.
+func newFactoryInformer(informer cache.SharedIndexInformer, shard *shard.Informer, h *hooks, spec *informerSpec) *factoryInformer {
 	return &factoryInformer{
 		SharedIndexInformer: informer,
+		id:                  spec.id,
 		shard:               shard,
-		gate:                gate,
+		gate:                h.gate,
 		checker:             &gatedChecker{inner: informer.HasSyncedChecker(), done: make(chan struct{})},
-		departures:          departures,
-		pretransform:        pretransform,
+		departures:          spec.departures,
+		pretransform:        spec.pretransform,
+		transform:           spec.informerTransform,
+		lag:                 &h.metrics.Lag,
 	}
 }
 
@@ -111,7 +115,43 @@ func (i *factoryInformer) SetTransform(transform cache.TransformFunc) error {
 // it acts on the factory's own list and watch, so that the selector is
 // sent as given, checked on the client and reported in Notices.
 func (i *factoryInformer) SetShardSelector(selector apisharding.Selector) error {
-	return i.shard.setSelector(selector)
+	return i.shard.SetSelector(selector)
+}
+
+// AddEventHandler adds a handler, as client-go's does; under metrics its
+// lag is measured.
+func (i *factoryInformer) AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	if h, ok := i.lag.Wrap(handler); ok {
+		return i.lag.Added(i.SharedIndexInformer.AddEventHandler(h))
+	}
+	return i.SharedIndexInformer.AddEventHandler(handler)
+}
+
+// AddEventHandlerWithResyncPeriod adds a handler, as client-go's does;
+// under metrics its lag is measured.
+func (i *factoryInformer) AddEventHandlerWithResyncPeriod(handler cache.ResourceEventHandler, resyncPeriod time.Duration) (cache.ResourceEventHandlerRegistration, error) {
+	if h, ok := i.lag.Wrap(handler); ok {
+		return i.lag.Added(i.SharedIndexInformer.AddEventHandlerWithResyncPeriod(h, resyncPeriod))
+	}
+	return i.SharedIndexInformer.AddEventHandlerWithResyncPeriod(handler, resyncPeriod)
+}
+
+// AddEventHandlerWithOptions adds a handler, as client-go's does; under
+// metrics its lag is measured.
+func (i *factoryInformer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	if h, ok := i.lag.Wrap(handler); ok {
+		return i.lag.Added(i.SharedIndexInformer.AddEventHandlerWithOptions(h, options))
+	}
+	return i.SharedIndexInformer.AddEventHandlerWithOptions(handler, options)
+}
+
+// RemoveEventHandler removes a handler, as client-go's does.
+func (i *factoryInformer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistration) error {
+	if err := i.SharedIndexInformer.RemoveEventHandler(handle); err != nil {
+		return err
+	}
+	i.lag.Removed(handle)
+	return nil
 }
 
 // HasSynced reports whether the initial list is in the cache and the first
@@ -131,8 +171,13 @@ func (i *factoryInformer) Run(stopCh <-chan struct{}) {
 // RunWithContext fixes the informer's shard, then runs it until ctx is
 // done, and closes its sync checker once it has synced.
 func (i *factoryInformer) RunWithContext(ctx context.Context) {
-	i.shard.start()
-	i.stampArrivals() // metrics.go
+	i.shard.Start()
+	if stamped := i.lag.Stamp(i.transform); stamped != nil {
+		// Under metrics: the handler-lag stamp, the transform's last step.
+		if err := i.SharedIndexInformer.SetTransform(stamped); err != nil {
+			klog.Background().Error(err, "Cannot measure the handler lag of an informer", "informer", i.id)
+		}
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	stop := make(chan struct{})

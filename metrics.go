@@ -17,24 +17,21 @@ limitations under the License.
 package informers
 
 import (
-	"math"
-	"reflect"
 	"strconv"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/kubeinformers/informers/sharding"
+	"github.com/kubeinformers/informers/internal/meter"
 )
 
 // This file holds the factories' metrics: the provider interface a metrics
 // library implements (the Prometheus one is the module
 // github.com/kubeinformers/informers/metrics), the process-wide provider,
-// and what each informer and each sharded factory reports into it.
+// and the metrics each informer and each sharded factory gets from it when
+// it starts. What reports into them is internal/meter.
 //
 // Without a provider nothing here runs: no handler is added, no handler or
 // transform is wrapped, nothing is allocated. The provider in force when an
@@ -188,33 +185,9 @@ func (f *sharedInformerFactory) metricsName() string {
 	return f.defaultName.Name()
 }
 
-// metricsHooks are one informer's part in the metrics: a field of its
-// hooks (status.go), wired into its list/watch like the others.
-type metricsHooks struct {
-	// m is what the informer reports into while it runs under a
-	// provider; nil otherwise.
-	m atomic.Pointer[informerMetrics]
-	// base is the factory's own informer under any typed wrapper; nil for
-	// one built by InformerFor's newFunc.
-	base *factoryInformer
-	// shard is the factory's shard metrics, for handover durations.
-	shard *atomic.Pointer[shardMetrics]
-}
-
-// informerMetrics is what one running informer reports into.
-type informerMetrics struct {
-	provider MetricsProvider
-	id       MetricsID
-
-	objects                  GaugeMetric
-	synced, syncDuration     SettableGaugeMetric
-	adds, updates, deletes   CounterMetric
-	listOK, listErr          CounterMetric
-	watchOK, watchErr        CounterMetric
-	lag                      HistogramMetric
-	registration             cache.ResourceEventHandlerRegistration
-	syncWatchStop, syncEnded chan struct{}
-}
+// metricsOn reports whether a provider is installed: handlers added
+// meanwhile have their lag measured (internal/meter).
+func metricsOn() bool { return metricsProvider.Load() != nil }
 
 // startMetrics starts e's metrics if a provider is installed; the caller
 // holds f.lock and runs e right after. It returns a stop function to call
@@ -228,361 +201,55 @@ func (f *sharedInformerFactory) startMetrics(e *entry) func() {
 	if id.Resource.Resource == "" && e.id.Type != nil {
 		id.Resource = schema.GroupVersionResource{Resource: e.id.Type.String()}
 	}
-	m := &informerMetrics{
-		provider:     p,
-		id:           id,
-		objects:      p.NewObjectsMetric(id),
-		synced:       p.NewSyncedMetric(id),
-		syncDuration: p.NewSyncDurationMetric(id),
-		adds:         p.NewEventsMetric(id, MetricsEventAdd),
-		updates:      p.NewEventsMetric(id, MetricsEventUpdate),
-		deletes:      p.NewEventsMetric(id, MetricsEventDelete),
-		listOK:       p.NewListsMetric(id, MetricsResultSuccess),
-		listErr:      p.NewListsMetric(id, MetricsResultError),
-		watchOK:      p.NewWatchesMetric(id, MetricsResultSuccess),
-		watchErr:     p.NewWatchesMetric(id, MetricsResultError),
-		lag:          p.NewHandlerLagMetric(id),
-	}
-	m.synced.Set(0)
-	e.hooks.metrics.m.Store(m)
+	e.hooks.metrics.Report(&meter.Informer{
+		Objects:      p.NewObjectsMetric(id),
+		Synced:       p.NewSyncedMetric(id),
+		SyncDuration: p.NewSyncDurationMetric(id),
+		Adds:         p.NewEventsMetric(id, MetricsEventAdd),
+		Updates:      p.NewEventsMetric(id, MetricsEventUpdate),
+		Deletes:      p.NewEventsMetric(id, MetricsEventDelete),
+		ListOK:       p.NewListsMetric(id, MetricsResultSuccess),
+		ListErr:      p.NewListsMetric(id, MetricsResultError),
+		WatchOK:      p.NewWatchesMetric(id, MetricsResultSuccess),
+		WatchErr:     p.NewWatchesMetric(id, MetricsResultError),
+		Lag:          p.NewHandlerLagMetric(id),
+		Delete:       func() { p.DeleteInformerMetrics(id) },
+	})
 	if e.refused != nil {
 		return nil // never runs: synced stays 0
 	}
 	// The counting handler goes on the informer itself, past the lag
-	// wrapping of factoryInformer.
+	// wrapping of the factory's wrapper.
 	target := e.informer
-	if base := e.hooks.metrics.base; base != nil {
-		target = base.SharedIndexInformer
-		base.arrivals.enable()
+	if e.base != nil {
+		target = e.base.SharedIndexInformer
 	}
-	reg, err := target.AddEventHandler(eventCounter{m})
+	stop, err := e.hooks.metrics.Run(target, e.informer.HasSyncedChecker().Done())
 	if err != nil {
 		klog.Background().Error(err, "Cannot count the events of an informer", "informer", e.id)
 	}
-	m.registration = reg
-	started := time.Now()
-	m.syncWatchStop, m.syncEnded = make(chan struct{}), make(chan struct{})
-	synced := e.informer.HasSyncedChecker().Done()
-	go func() {
-		defer close(m.syncEnded)
-		select {
-		case <-synced:
-			m.syncDuration.Set(time.Since(started).Seconds())
-			m.synced.Set(1)
-		case <-m.syncWatchStop:
-		}
-	}()
-	return func() {
-		close(m.syncWatchStop)
-		<-m.syncEnded
-	}
-}
-
-// dropMetrics deletes e's series, once its informer has stopped.
-func dropMetrics(e *entry) {
-	if m := e.hooks.metrics.m.Swap(nil); m != nil {
-		m.provider.DeleteInformerMetrics(m.id)
-	}
-}
-
-// countRequest is listwatch.Config.Count: the outcome of each list and
-// watch request of the informer.
-func (mh *metricsHooks) countRequest(list bool, err error) {
-	m := mh.m.Load()
-	if m == nil {
-		return
-	}
-	switch {
-	case list && err == nil:
-		m.listOK.Inc()
-	case list:
-		m.listErr.Inc()
-	case err == nil:
-		m.watchOK.Inc()
-	default:
-		m.watchErr.Inc()
-	}
-}
-
-// eventCounter is the handler that counts what the cache applied.
-type eventCounter struct{ m *informerMetrics }
-
-func (c eventCounter) OnAdd(any, bool) {
-	c.m.adds.Inc()
-	c.m.objects.Inc()
-}
-
-func (c eventCounter) OnUpdate(oldObj, newObj any) {
-	if sameObject(oldObj, newObj) {
-		return // a resync: the cache did not change
-	}
-	c.m.updates.Inc()
-}
-
-func (c eventCounter) OnDelete(any) {
-	c.m.deletes.Inc()
-	c.m.objects.Dec()
-}
-
-// sameObject reports whether a and b are the same pointer.
-func sameObject(a, b any) bool {
-	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
-	return va.Kind() == reflect.Pointer && vb.Kind() == reflect.Pointer && va.Pointer() == vb.Pointer()
-}
-
-// arrivals records when each object reached the informer's queue, for the
-// handler-lag metric: the stamp is taken by the informer's transform, the
-// last step of it, and read by each metered handler on its call, keyed by
-// the object's pointer (the very object the handler gets). An entry lives
-// until every metered handler has read it.
-type arrivals struct {
-	on       atomic.Bool
-	handlers atomic.Int32
-
-	mu sync.Mutex
-	at map[any]arrival
-}
-
-type arrival struct {
-	t    time.Time
-	left int32
-}
-
-func (a *arrivals) enable() { a.on.Store(true) }
-
-// stamp wraps the informer's transform (nil: none) with the arrival stamp.
-func (a *arrivals) stamp(transform cache.TransformFunc) cache.TransformFunc {
-	return func(obj any) (any, error) {
-		if transform != nil {
-			var err error
-			if obj, err = transform(obj); err != nil {
-				return obj, err
-			}
-		}
-		n := a.handlers.Load()
-		if n == 0 || reflect.ValueOf(obj).Kind() != reflect.Pointer {
-			return obj, nil
-		}
-		a.mu.Lock()
-		if a.at == nil {
-			a.at = make(map[any]arrival)
-		}
-		a.at[obj] = arrival{t: time.Now(), left: n}
-		a.mu.Unlock()
-		return obj, nil
-	}
-}
-
-// take returns obj's arrival, counting one handler's read.
-func (a *arrivals) take(obj any) (time.Time, bool) {
-	if reflect.ValueOf(obj).Kind() != reflect.Pointer {
-		return time.Time{}, false
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	v, ok := a.at[obj]
-	if !ok {
-		return time.Time{}, false
-	}
-	if v.left--; v.left <= 0 {
-		delete(a.at, obj)
-	} else {
-		a.at[obj] = v
-	}
-	return v.t, true
-}
-
-// removed forgets a metered handler; its unread stamps are dropped with
-// everyone's (a few observations are lost, none is kept for ever).
-func (a *arrivals) removed() {
-	a.handlers.Add(-1)
-	a.mu.Lock()
-	clear(a.at)
-	a.mu.Unlock()
-}
-
-// lagHandler is a user's handler with its lag measured.
-type lagHandler struct {
-	inner cache.ResourceEventHandler
-	a     *arrivals
-	mh    *metricsHooks
-}
-
-func (h lagHandler) observe(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	m := h.mh.m.Load()
-	if m == nil {
-		return
-	}
-	if t, ok := h.a.take(obj); ok {
-		m.lag.Observe(time.Since(t).Seconds())
-	}
-}
-
-func (h lagHandler) OnAdd(obj any, isInInitialList bool) {
-	h.observe(obj)
-	h.inner.OnAdd(obj, isInInitialList)
-}
-
-func (h lagHandler) OnUpdate(oldObj, newObj any) {
-	if !sameObject(oldObj, newObj) {
-		h.observe(newObj)
-	}
-	h.inner.OnUpdate(oldObj, newObj)
-}
-
-func (h lagHandler) OnDelete(obj any) {
-	h.observe(obj)
-	h.inner.OnDelete(obj)
-}
-
-// meter wraps handler for the lag metric when a provider is installed.
-func (i *factoryInformer) meter(handler cache.ResourceEventHandler) (cache.ResourceEventHandler, bool) {
-	if currentMetricsProvider() == nil || handler == nil {
-		return handler, false
-	}
-	i.arrivals.handlers.Add(1)
-	return lagHandler{inner: handler, a: &i.arrivals, mh: i.metrics}, true
-}
-
-// metered records a metered handler's registration, for RemoveEventHandler.
-func (i *factoryInformer) metered(reg cache.ResourceEventHandlerRegistration, err error) (cache.ResourceEventHandlerRegistration, error) {
-	if err != nil {
-		i.arrivals.handlers.Add(-1)
-		return reg, err
-	}
-	i.meteredRegs.Store(reg, struct{}{})
-	return reg, nil
-}
-
-// AddEventHandler adds a handler, as client-go's does.
-func (i *factoryInformer) AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	if h, ok := i.meter(handler); ok {
-		return i.metered(i.SharedIndexInformer.AddEventHandler(h))
-	}
-	return i.SharedIndexInformer.AddEventHandler(handler)
-}
-
-// AddEventHandlerWithResyncPeriod adds a handler, as client-go's does.
-func (i *factoryInformer) AddEventHandlerWithResyncPeriod(handler cache.ResourceEventHandler, resyncPeriod time.Duration) (cache.ResourceEventHandlerRegistration, error) {
-	if h, ok := i.meter(handler); ok {
-		return i.metered(i.SharedIndexInformer.AddEventHandlerWithResyncPeriod(h, resyncPeriod))
-	}
-	return i.SharedIndexInformer.AddEventHandlerWithResyncPeriod(handler, resyncPeriod)
-}
-
-// AddEventHandlerWithOptions adds a handler, as client-go's does.
-func (i *factoryInformer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
-	if h, ok := i.meter(handler); ok {
-		return i.metered(i.SharedIndexInformer.AddEventHandlerWithOptions(h, options))
-	}
-	return i.SharedIndexInformer.AddEventHandlerWithOptions(handler, options)
-}
-
-// RemoveEventHandler removes a handler, as client-go's does.
-func (i *factoryInformer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistration) error {
-	if err := i.SharedIndexInformer.RemoveEventHandler(handle); err != nil {
-		return err
-	}
-	if handle != nil {
-		if _, ok := i.meteredRegs.LoadAndDelete(handle); ok {
-			i.arrivals.removed()
-		}
-	}
-	return nil
-}
-
-// stampArrivals installs the arrival stamp as the last step of the
-// transform, when the informer reports metrics; called just before it runs.
-func (i *factoryInformer) stampArrivals() {
-	if !i.arrivals.on.Load() {
-		return
-	}
-	if err := i.SharedIndexInformer.SetTransform(i.arrivals.stamp(i.transform)); err != nil {
-		klog.Background().Error(err, "Cannot measure the handler lag of an informer", "informer", i.shard.id)
-	}
-}
-
-// shardMetrics is what a sharded factory reports into.
-type shardMetrics struct {
-	provider MetricsProvider
-	factory  string
-	owned    SettableGaugeMetric
-	members  SettableGaugeMetric
-	changes  CounterMetric
-	duration HistogramMetric
+	return stop
 }
 
 // startShardMetrics starts the factory's shard metrics if a provider is
 // installed; the caller holds f.lock.
-func (f *sharedInformerFactory) startShardMetrics() *shardMetrics {
+func (f *sharedInformerFactory) startShardMetrics() *meter.Shard {
 	p := currentMetricsProvider()
 	if p == nil {
 		return nil
 	}
 	name := f.metricsName()
-	sm := &shardMetrics{
-		provider: p,
-		factory:  name,
-		owned:    p.NewShardOwnedMetric(name),
-		members:  p.NewShardMembersMetric(name),
-		changes:  p.NewShardHandoversMetric(name),
-		duration: p.NewShardHandoverDurationMetric(name),
+	sm := &meter.Shard{
+		Owned:    p.NewShardOwnedMetric(name),
+		Members:  p.NewShardMembersMetric(name),
+		Changes:  p.NewShardHandoversMetric(name),
+		Duration: p.NewShardHandoverDurationMetric(name),
+		Delete:   func() { p.DeleteShardMetrics(name) },
 	}
-	sm.owned.Set(0)
-	sm.members.Set(0)
+	sm.Owned.Set(0)
+	sm.Members.Set(0)
 	f.shardMetrics.Store(sm)
 	return sm
-}
-
-// assigned reports a membership's assignment: ranges and members.
-func (sm *shardMetrics) assigned(ranges []sharding.Range, members int, changed bool) {
-	if sm == nil {
-		return
-	}
-	sm.owned.Set(ownedFraction(ranges))
-	sm.members.Set(float64(members))
-	if changed {
-		sm.changes.Inc()
-	}
-}
-
-// fixed reports a fixed shard: the share of the hash space its selector
-// covers and, for WithShard, the replica count as members (0 where the
-// factory does not know it).
-func (sm *shardMetrics) fixed(s *shardSource) {
-	if sm == nil {
-		return
-	}
-	if ranges, ok := selectorRanges(s.selector()); ok {
-		sm.owned.Set(ownedFraction(ranges))
-	}
-	sm.members.Set(float64(s.replicas))
-}
-
-// handedOver is listwatch.Config.HandedOver: one informer's handover.
-func (mh *metricsHooks) handedOver(d time.Duration) {
-	if mh.shard == nil {
-		return
-	}
-	if sm := mh.shard.Load(); sm != nil {
-		sm.duration.Observe(d.Seconds())
-	}
-}
-
-// ownedFraction is the share of the 2^64 hash space that ranges cover.
-func ownedFraction(ranges []sharding.Range) float64 {
-	var sum float64
-	for _, r := range ranges {
-		end := float64(r.End)
-		if r.End == 0 {
-			end = math.Exp2(64)
-		}
-		sum += end - float64(r.Start)
-	}
-	return sum / math.Exp2(64)
 }
 
 // dropAllMetrics deletes the series of every informer of the factory and
@@ -592,10 +259,10 @@ func (f *sharedInformerFactory) dropAllMetrics() {
 	all := f.all()
 	f.lock.Unlock()
 	for _, e := range all {
-		dropMetrics(e)
+		e.hooks.metrics.Drop()
 	}
 	if sm := f.shardMetrics.Swap(nil); sm != nil {
-		sm.provider.DeleteShardMetrics(sm.factory)
+		sm.Delete()
 	}
 	if f.defaultName != nil {
 		f.defaultName.Release()

@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/internalinterfaces"
 	"github.com/kubeinformers/informers/sharding"
 )
@@ -65,7 +66,7 @@ type factoryOptions struct {
 	// shard is the factory-wide shard (shard.go), nil for none, and
 	// shardOption the option that set it; membership, if set, moves it,
 	// from the first Start on.
-	shard            *shardSource
+	shard            *shard.Source
 	shardOption      string
 	membership       *sharding.Membership
 	tweakListOptions internalinterfaces.TweakListOptionsFunc

@@ -25,6 +25,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/shard"
 )
 
 // This file holds the registry: every informer the factory holds, as an
@@ -86,11 +88,14 @@ var errRemoved = errors.New("informer removed from its factory")
 type entry struct {
 	id       InformerID
 	informer cache.SharedIndexInformer
+	// base is the factory's own wrapper under any typed form; nil for an
+	// informer built by InformerFor's newFunc.
+	base *factoryInformer
 	// hooks are what the informer reports to (status.go).
 	hooks *hooks
 	// shard is the shard its informer follows; nil for an informer built
 	// by InformerFor's newFunc.
-	shard *informerShard
+	shard *shard.Informer
 	// removed is set by RemoveInformer. Accessors that cached the informer
 	// check it on every call and resolve again once it is set.
 	removed atomic.Bool

@@ -51,11 +51,11 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 		// Start's context; the informers switch ranges as it changes.
 		f.followingMembership = true
 		sm := f.startShardMetrics() // metrics.go
-		f.wg.Go(func() { f.shard.follow(ctx, f.membership, sm) })
+		f.wg.Go(func() { f.shard.Follow(ctx, f.membership, sm) })
 	} else if f.shard != nil && f.shardMetrics.Load() == nil {
 		// A fixed shard (WithShard, WithShardSelector): its share of the
 		// hash space, reported once.
-		f.startShardMetrics().fixed(f.shard)
+		f.shard.ReportFixed(f.startShardMetrics())
 	}
 	for _, e := range f.all() {
 		if e.done != nil {
@@ -125,7 +125,7 @@ func (f *sharedInformerFactory) RemoveInformer(resource schema.GroupVersionResou
 			e.cancel(errRemoved)
 			<-e.done
 		}
-		dropMetrics(e) // metrics.go
+		e.hooks.metrics.Drop()
 		// Release the memory even if someone still holds the informer.
 		if err := e.informer.GetStore().Replace(nil, ""); err != nil {
 			klog.Background().Error(err, "Cannot empty the store of a removed informer", "informer", e.id)

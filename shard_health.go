@@ -55,7 +55,7 @@ import (
 func (f *sharedInformerFactory) shardHealth() error {
 	var problems []string
 	for _, e := range f.started() {
-		if e.shard == nil || !e.shard.following() {
+		if e.shard == nil || !e.shard.Following() {
 			continue
 		}
 		select {

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
@@ -120,7 +121,7 @@ type informerSpec struct {
 	// set when that shard is the one a Lease-based membership moves, and
 	// selector is a static shard's selector. shardOption names the option
 	// that set the shard, for errors.
-	shard             *shardSource
+	shard             *shard.Source
 	followsMembership bool
 	selector          apisharding.Selector
 	shardOption       string
@@ -195,16 +196,16 @@ func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
 
 	switch {
 	case ro.ShardSelector != nil:
-		s.shard = staticShard(ro.ShardSelector, false, 0) // nil for an empty one: unsharded
+		s.shard = shard.Static(ro.ShardSelector, false, 0) // nil for an empty one: unsharded
 		s.shardOption = fmt.Sprintf("WithResourceOptions(%v): ShardSelector %q", resource, ro.ShardSelector.String())
-	case f.shard != nil && f.shard.appliesTo(req.namespaced):
+	case f.shard != nil && f.shard.AppliesTo(req.namespaced):
 		s.shard, s.shardOption = f.shard, f.shardOption
-		s.followsMembership = f.shard.field != ""
+		s.followsMembership = f.shard.Follows()
 	}
 	switch {
 	case s.shard == nil:
 	case !s.followsMembership:
-		s.selector = s.shard.selector()
+		s.selector = s.shard.Selector()
 	case s.newInformer != nil && s.refused == nil:
 		// A fixed selector cannot follow a membership: fail closed.
 		s.refused = fmt.Errorf("not started: %s: an informer built by InformerFor's newFunc cannot follow a shard membership; use the generated accessors or ForResource", s.shardOption)

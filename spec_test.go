@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/sharding"
 )
 
@@ -97,7 +98,7 @@ var typeOfSecret = reflect.TypeFor[*corev1.Secret]()
 // spec is refused before anything is built.
 func TestNewFuncMembership(t *testing.T) {
 	f := newFactory(fake.NewClientset(), 0, nil)
-	f.shard, f.shardOption = membershipShard(sharding.FieldUID), "WithShardMembership"
+	f.shard, f.shardOption = shard.Membership(sharding.FieldUID), "WithShardMembership"
 	s := f.resolveSpec(request{
 		id:          InformerID{Form: FormTyped, Type: typeOfSecret},
 		namespaced:  true,

@@ -31,6 +31,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/meter"
 )
 
 // This file reports on the factory's informers without making a request:
@@ -49,16 +50,17 @@ type hooks struct {
 	health  health
 	gate    *syncGate // nil for an informer built by InformerFor's newFunc
 	notices notices
-	metrics metricsHooks // metrics.go
+	metrics *meter.Hooks
 	// streams is how the informer's watch-list streams are doing, so that
 	// Ready names a stream that is slow to end or stalled
 	// (internal/listwatch/stall.go) instead of a bare "not synced".
 	streams listwatch.Streams
 }
 
-// newHooks returns the hooks of the informer of spec.
-func newHooks(spec *informerSpec) *hooks {
-	h := &hooks{}
+// newHooks returns the hooks of the informer of spec, in a factory whose
+// shard metrics shardMetrics points to.
+func newHooks(spec *informerSpec, shardMetrics *atomic.Pointer[meter.Shard]) *hooks {
+	h := &hooks{metrics: meter.NewHooks(shardMetrics, metricsOn)}
 	if spec.newInformer == nil {
 		h.gate = newSyncGate(spec.namespaces)
 	}
@@ -71,7 +73,7 @@ func (h *hooks) wire(cfg *listwatch.Config, source string) {
 	cfg.Observe = func(err error) { h.health.observe(source, err) }
 	cfg.Watched = h.gate.watched(cfg.Namespace)
 	cfg.Notice = func(msg string) { h.notices.list.CompareAndSwap(nil, &msg) }
-	cfg.Count, cfg.HandedOver = h.metrics.countRequest, h.metrics.handedOver // metrics.go
+	cfg.Count, cfg.HandedOver = h.metrics.CountRequest, h.metrics.HandedOver
 	cfg.Streams = &h.streams
 }
 
