@@ -79,4 +79,3 @@ func TestShardOptionErrors(t *testing.T) {
 		}
 	}
 }
-
