@@ -26,34 +26,35 @@ import (
 
 	"github.com/kubeinformers/informers/internal/accessor"
 	"github.com/kubeinformers/informers/internal/binding"
+	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
 // This file creates the factory's informers: informerFor is the one
 // get-or-build path, and every creation path is a thin adapter that says
-// what it asks for (a request): the typed accessors (ResolveTyped),
+// what it asks for (a recipe): the typed accessors (ResolveTyped),
 // InformerFor, the bound types (ResolveBound), and
 // ForResource and ForMetadata (resources.go). On first use informerFor
-// resolves the request into a spec (spec.go), makes the hooks the informer
-// reports to (status.go), builds it (build.go) and registers it
+// resolves the recipe into a spec (spec.go), makes the hooks the informer
+// reports to and builds it (internal/informer) and registers it
 // (registry.go).
 
 // informerFor is the one get-or-build path: it returns the entry of the
 // informer req asks for, and on first use resolves its spec (spec.go),
 // makes its hooks (status.go), builds it (build.go) and registers it.
-func (f *sharedInformerFactory) informerFor(req request) *entry {
+func (f *sharedInformerFactory) informerFor(req recipe) *entry {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	if e := f.lookup(req.id); e != nil {
 		return e
 	}
 	spec := f.resolveSpec(req)
-	h := newHooks(spec, &f.shardMetrics)
-	b := build(spec, h)
-	e := &entry{id: spec.id, informer: b.informer, base: b.base, hooks: h, shard: b.shard, refused: spec.refused}
+	h := informer.NewHooks(spec, &f.shardMetrics, metricsOn)
+	b := informer.Build(spec, h)
+	e := &entry{id: req.id, informer: b.Informer, base: b.Base, hooks: h, shard: b.Shard, refused: spec.Refused}
 	if e.refused == nil {
-		e.refused = b.refused
+		e.refused = b.Refused
 	}
 	// Register it: typed informers also by Go type, which InformerFor and
 	// WaitForCacheSync speak.
@@ -86,12 +87,12 @@ func (f *sharedInformerFactory) lookup(id InformerID) *entry {
 func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
 	informerType := reflect.TypeOf(obj)
 	if r := f.boundType(informerType); r != nil {
-		req := boundRequest(r)
+		req := boundRecipe(r)
 		return f.informerFor(req).informer
 	}
 	// typeResources names the resource of a built-in type, so that its
 	// options apply and RemoveInformer and Ready can name it.
-	return f.informerFor(request{
+	return f.informerFor(recipe{
 		id:         InformerID{Form: FormTyped, Resource: typeResources[informerType], Type: informerType},
 		namespaced: true,
 		newInformer: func(resync time.Duration) cache.SharedIndexInformer {
@@ -104,7 +105,7 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 // generated accessors, which also say which resource they serve and how to
 // list and watch it.
 func (f *sharedInformerFactory) ResolveTyped(req *accessor.Request) (cache.SharedIndexInformer, *atomic.Bool) {
-	r := request{
+	r := recipe{
 		id:         InformerID{Form: FormTyped, Resource: req.Resource, Type: reflect.TypeOf(req.Example)},
 		namespaced: namespacedResources[req.Resource], // IsNamespaced
 		group:      true, namespace: req.Namespace, tweak: req.Tweak,
@@ -122,15 +123,15 @@ func (f *sharedInformerFactory) ResolveTyped(req *accessor.Request) (cache.Share
 // ResolveBound implements binding.Host: the generated kind accessors of a
 // bound resource get their informer here.
 func (f *sharedInformerFactory) ResolveBound(r *binding.Resource) (cache.SharedIndexInformer, *atomic.Bool) {
-	req := boundRequest(r)
+	req := boundRecipe(r)
 	e := f.informerFor(req)
 	return e.informer, &e.removed
 }
 
-// boundRequest is the request of the typed informer of a bound resource:
+// boundRecipe is the recipe of the typed informer of a bound resource:
 // built as the built-in ones are.
-func boundRequest(r *binding.Resource) request {
-	return request{
+func boundRecipe(r *binding.Resource) recipe {
+	return recipe{
 		id:         InformerID{Form: FormTyped, Resource: r.Resource, Type: r.Type},
 		namespaced: r.Namespaced,
 		requests:   r.Requests, missing: r.Missing, client: r.Client, example: r.Example,

@@ -201,7 +201,7 @@ func (f *sharedInformerFactory) startMetrics(e *entry) func() {
 	if id.Resource.Resource == "" && e.id.Type != nil {
 		id.Resource = schema.GroupVersionResource{Resource: e.id.Type.String()}
 	}
-	e.hooks.metrics.Report(&meter.Informer{
+	e.hooks.Metrics.Report(&meter.Informer{
 		Objects:      p.NewObjectsMetric(id),
 		Synced:       p.NewSyncedMetric(id),
 		SyncDuration: p.NewSyncDurationMetric(id),
@@ -224,7 +224,7 @@ func (f *sharedInformerFactory) startMetrics(e *entry) func() {
 	if e.base != nil {
 		target = e.base.SharedIndexInformer
 	}
-	stop, err := e.hooks.metrics.Run(target, e.informer.HasSyncedChecker().Done())
+	stop, err := e.hooks.Metrics.Run(target, e.informer.HasSyncedChecker().Done())
 	if err != nil {
 		klog.Background().Error(err, "Cannot count the events of an informer", "informer", e.id)
 	}
@@ -259,7 +259,7 @@ func (f *sharedInformerFactory) dropAllMetrics() {
 	all := f.all()
 	f.lock.Unlock()
 	for _, e := range all {
-		e.hooks.metrics.Drop()
+		e.hooks.Metrics.Drop()
 	}
 	if sm := f.shardMetrics.Swap(nil); sm != nil {
 		sm.Delete()

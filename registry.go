@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internal/shard"
 )
 
@@ -90,9 +91,9 @@ type entry struct {
 	informer cache.SharedIndexInformer
 	// base is the factory's own wrapper under any typed form; nil for an
 	// informer built by InformerFor's newFunc.
-	base *factoryInformer
-	// hooks are what the informer reports to (status.go).
-	hooks *hooks
+	base *informer.Informer
+	// hooks are what the informer reports to (internal/informer).
+	hooks *informer.Hooks
 	// shard is the shard its informer follows; nil for an informer built
 	// by InformerFor's newFunc.
 	shard *shard.Informer

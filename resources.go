@@ -79,7 +79,7 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 			return &genericInformer{informer: informer, resource: resource.GroupResource()}, nil
 		}
 	}
-	req, err := f.resourceRequest(FormDynamic, resource)
+	req, err := f.resourceRecipe(FormDynamic, resource)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 // ForMetadata returns the shared informer that caches only the metadata of
 // resource's objects, as *metav1.PartialObjectMetadata. See [Factory].
 func (f *sharedInformerFactory) ForMetadata(resource schema.GroupVersionResource) (GenericInformer, error) {
-	req, err := f.resourceRequest(FormMetadata, resource)
+	req, err := f.resourceRecipe(FormMetadata, resource)
 	if err != nil {
 		return nil, err
 	}
@@ -98,26 +98,26 @@ func (f *sharedInformerFactory) ForMetadata(resource schema.GroupVersionResource
 	return &genericInformer{informer: e.informer, resource: resource.GroupResource()}, nil
 }
 
-// resourceRequest says which informer ForResource (form FormDynamic, for a
+// resourceRecipe says which informer ForResource (form FormDynamic, for a
 // resource its accessors do not serve) or ForMetadata asks for, or why
 // there is none: a bound resource's typed informer, else the dynamic or
 // metadata informer of a valid resource the factory has the client for.
-func (f *sharedInformerFactory) resourceRequest(form Form, resource schema.GroupVersionResource) (request, error) {
+func (f *sharedInformerFactory) resourceRecipe(form Form, resource schema.GroupVersionResource) (recipe, error) {
 	if form == FormDynamic && !f.dynamicBuiltIns {
 		f.lock.Lock()
 		bound := f.bindings.byResource[resource]
 		f.lock.Unlock()
 		if bound != nil {
-			return boundRequest(bound), nil
+			return boundRecipe(bound), nil
 		}
 	}
 	if err := binding.ValidateResource(resource); err != nil {
 		if form == FormMetadata {
-			return request{}, fmt.Errorf("informers: ForMetadata(%v): %w", resource, err)
+			return recipe{}, fmt.Errorf("informers: ForMetadata(%v): %w", resource, err)
 		}
-		return request{}, fmt.Errorf("%w for %v: %w", ErrUnknownResource, resource, err)
+		return recipe{}, fmt.Errorf("%w for %v: %w", ErrUnknownResource, resource, err)
 	}
-	req := request{id: InformerID{Form: form, Resource: resource}, namespaced: isNamespacedOrUnknown(resource)}
+	req := recipe{id: InformerID{Form: form, Resource: resource}, namespaced: isNamespacedOrUnknown(resource)}
 	switch form {
 	case FormDynamic:
 		// Under WithDynamicBuiltIns a near miss of a built-in resource is
@@ -125,11 +125,11 @@ func (f *sharedInformerFactory) resourceRequest(form Form, resource schema.Group
 		if hint := suggest(resource); hint != "" && !f.dynamicBuiltIns {
 			// A typo, not a resource a dynamic informer should retry
 			// forever.
-			return request{}, fmt.Errorf("%w for %v%s", ErrUnknownResource, resource, hint)
+			return recipe{}, fmt.Errorf("%w for %v%s", ErrUnknownResource, resource, hint)
 		}
 		if f.dynamicClient == nil {
 			// The message starts like client-go's, for callers that match it.
-			return request{}, fmt.Errorf("%w for %v (it is not built in; a factory with a dynamic client, from NewForConfig or WithDynamicClient, would serve it)", ErrUnknownResource, resource)
+			return recipe{}, fmt.Errorf("%w for %v (it is not built in; a factory with a dynamic client, from NewForConfig or WithDynamicClient, would serve it)", ErrUnknownResource, resource)
 		}
 		req.id.Type, req.example, req.client = reflect.TypeFor[*unstructured.Unstructured](), &unstructured.Unstructured{}, f.dynamicClient
 		req.requests = func(ns string) listwatch.Requests {
@@ -137,7 +137,7 @@ func (f *sharedInformerFactory) resourceRequest(form Form, resource schema.Group
 		}
 	case FormMetadata:
 		if f.metadataClient == nil {
-			return request{}, fmt.Errorf("informers: ForMetadata(%v): the factory has no metadata client (use NewForConfig or WithMetadataClient)", resource)
+			return recipe{}, fmt.Errorf("informers: ForMetadata(%v): the factory has no metadata client (use NewForConfig or WithMetadataClient)", resource)
 		}
 		req.id.Type, req.example, req.client = reflect.TypeFor[*metav1.PartialObjectMetadata](), &metav1.PartialObjectMetadata{}, f.metadataClient
 		req.requests = func(ns string) listwatch.Requests {

@@ -125,7 +125,7 @@ func (f *sharedInformerFactory) RemoveInformer(resource schema.GroupVersionResou
 			e.cancel(errRemoved)
 			<-e.done
 		}
-		e.hooks.metrics.Drop()
+		e.hooks.Metrics.Drop()
 		// Release the memory even if someone still holds the informer.
 		if err := e.informer.GetStore().Replace(nil, ""); err != nil {
 			klog.Background().Error(err, "Cannot empty the store of a removed informer", "informer", e.id)
@@ -192,13 +192,9 @@ func (f *sharedInformerFactory) WaitForCacheSyncWithContext(ctx context.Context)
 // waitSynced returns once e has synced, its first watch has failed for
 // good, or ctx is done.
 func waitSynced(ctx context.Context, e *entry) {
-	var failed <-chan struct{}
-	if e.hooks.gate != nil {
-		failed = e.hooks.gate.failedCh
-	}
 	select {
 	case <-e.informer.HasSyncedChecker().Done():
-	case <-failed:
+	case <-e.hooks.FirstWatchFailed():
 	case <-ctx.Done():
 	}
 }

@@ -185,9 +185,3 @@ func fieldName(field sharding.Field) string {
 	}
 	return fmt.Sprintf("%q", field)
 }
-
-// shardSetter is an informer that takes a shard selector: client-go's from
-// v0.38 on, and every informer of this factory.
-type shardSetter interface {
-	SetShardSelector(selector apisharding.Selector) error
-}

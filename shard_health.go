@@ -63,12 +63,10 @@ func (f *sharedInformerFactory) shardHealth() error {
 			continue // stopped: Shutdown, its context ended, or refused
 		default:
 		}
-		if err := e.hooks.health.last(); err != nil {
+		if err := e.hooks.Health(); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", e.id, err))
-		} else if e.hooks.gate != nil {
-			if err := e.hooks.gate.failure(); err != nil {
-				problems = append(problems, fmt.Sprintf("%s: the first watch failed: %v", e.id, err))
-			}
+		} else if err := e.hooks.FirstWatchFailure(); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: the first watch failed: %v", e.id, err))
 		}
 	}
 	if len(problems) == 0 {

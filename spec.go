@@ -26,24 +26,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
-// This file resolves everything that decides one informer into its spec,
-// before anything is built: the precedence of ResourceOptions over the
-// factory-wide options, the transform chain, the shard, and which informers
-// an invalid option refuses (fail closed). It is the only code that reads
-// the factory's option values for an informer; build.go reads only the
-// spec.
+// This file resolves everything that decides one informer into its spec
+// (internal/informer's Spec), before anything is built: the precedence of
+// ResourceOptions over the factory-wide options, the transform chain, the
+// shard, and which informers an invalid option refuses (fail closed). It
+// is the only code that reads the factory's option values for an
+// informer; the build step (internal/informer) reads only the spec.
 
-// request is what a creation path (registry.go's adapters) asks for: which
+// recipe is what a creation path (create.go's adapters) asks for: which
 // informer, and where its objects come from.
-type request struct {
+type recipe struct {
 	id InformerID
 	// namespaced is whether the resource lives in namespaces (true when not
 	// known, as for a custom resource).
@@ -72,82 +72,25 @@ type request struct {
 	refused error
 }
 
-// informerSpec is everything that decides one informer, resolved once from
-// the request and the options. The build step (build.go) reads nothing
-// else.
-type informerSpec struct {
-	// Identity and form, and where the objects come from.
-	id          InformerID
-	client      any
-	example     runtime.Object
-	requests    func(namespace string) listwatch.Requests
-	missing     string
-	typed       func(cache.SharedIndexInformer) cache.SharedIndexInformer
-	newInformer func(resync time.Duration) cache.SharedIndexInformer
-
-	// What it lists and how it caches: namespaces holds one "" for all
-	// namespaces (or a cluster-scoped resource), several for a composite
-	// informer.
-	namespaces []string
-	tweak      func(*metav1.ListOptions)
-	resync     time.Duration
-	indexers   cache.Indexers
-
-	// The transform chain, composed once. transform is the user's
-	// (WithTransform or ResourceOptions.Transform), then the lean one
-	// (WithLeanMemory). pretransform applies it to each page of a list
-	// as it arrives; departures, under a membership, makes a shard
-	// handover's deletions tombstones. informerTransform is what the
-	// informer is given: pretransform's, wrapped by departures.
-	transform         cache.TransformFunc
-	pretransform      *listwatch.Pretransform
-	departures        *listwatch.Departures
-	informerTransform cache.TransformFunc
-
-	// How it gets its initial state: listMode, and semantics, what the
-	// reflector learns from the ListerWatcher about the watch-list stream.
-	listMode  listwatch.Mode
-	semantics any
-	// pagedFallback makes ListModeAuto's LIST a consistent paged one,
-	// for a lean or metadata-only cache (listmode.go).
-	pagedFallback bool
-	// protobuf makes a built-in typed informer's requests ask for
-	// protobuf (protobuf.go); strip is what its protobuf decoding leaves
-	// out, for a lean cache that would drop it (lean.go).
-	protobuf bool
-	strip    listwatch.Strip
-
-	// The shard it starts with (nil: not sharded); followsMembership is
-	// set when that shard is the one a Lease-based membership moves, and
-	// selector is a static shard's selector. shardOption names the option
-	// that set the shard, for errors.
-	shard             *shard.Source
-	followsMembership bool
-	selector          apisharding.Selector
-	shardOption       string
-
-	// identifier is its metrics identity (WithInformerName); refused, if
-	// set, is why it must not run: an invalid option that was meant to
-	// narrow what it lists, or what its creation path found wrong.
-	identifier cache.InformerNameAndResource
-	refused    error
-}
-
-// resolveSpec applies the options to a request, in this order: identity
+// resolveSpec applies the options to a recipe, in this order: identity
 // and source, refusal, namespaces and requests, resync and indexers, the
 // user's and the lean transform, list mode and metrics identity; then the
 // shard; then what the list/watch layer makes of them (the per-page
-// pretransform, the departures wrapper, the stream semantics).
-func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
+// pretransform, the departures wrapper, the stream semantics). Build
+// (internal/informer) reads nothing but the spec it returns.
+func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 	resource := req.id.Resource
 	ro := f.resourceOptions[resource]
-	s := &informerSpec{
-		id: req.id, client: req.client, example: req.example, requests: req.requests, missing: req.missing,
-		typed: req.typed, newInformer: req.newInformer,
+	s := &informer.Spec{
+		Name: req.id.String(), Resource: resource, Typed: req.typed, NewInformer: req.newInformer,
+		ListWatch: listwatch.Options{
+			Resource: resource, Requests: req.requests, Missing: req.missing, Client: req.client, Example: req.example,
+		},
 	}
-	s.refused = f.refusal(resource, req.namespaced)
+	lw := &s.ListWatch
+	s.Refused = f.refusal(resource, req.namespaced)
 	if req.refused != nil {
-		s.refused = errors.Join(req.refused, s.refused)
+		s.Refused = errors.Join(req.refused, s.Refused)
 	}
 
 	namespace, tweak := f.namespace, f.tweakListOptions
@@ -156,82 +99,83 @@ func (f *sharedInformerFactory) resolveSpec(req request) *informerSpec {
 	}
 	switch {
 	case !req.namespaced:
-		s.namespaces = []string{metav1.NamespaceAll}
+		s.Namespaces = []string{metav1.NamespaceAll}
 	case len(ro.Namespaces) > 0:
-		s.namespaces = slices.Clone(ro.Namespaces)
+		s.Namespaces = slices.Clone(ro.Namespaces)
 	case len(f.namespaces) > 0 && namespace == metav1.NamespaceAll:
-		s.namespaces = slices.Clone(f.namespaces)
+		s.Namespaces = slices.Clone(f.namespaces)
 	default:
-		s.namespaces = []string{namespace}
+		s.Namespaces = []string{namespace}
 	}
-	s.tweak = joinTweaks(tweak, ro)
+	lw.Tweak = joinTweaks(tweak, ro)
 
-	s.resync = f.defaultResync
+	s.Resync = f.defaultResync
 	if period, ok := f.customResync[req.id.Type]; ok && req.id.Form == FormTyped {
-		s.resync = period
+		s.Resync = period
 	}
 	if ro.ResyncPeriod > 0 {
-		s.resync = ro.ResyncPeriod
+		s.Resync = ro.ResyncPeriod
 	}
-	s.indexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	maps.Copy(s.indexers, ro.Indexers)
+	s.Indexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	maps.Copy(s.Indexers, ro.Indexers)
 
 	user := f.transform
 	if ro.Transform != nil {
 		user = ro.Transform
 	}
-	s.transform = chainTransforms(user, f.leanTransform)
+	s.Transform = chainTransforms(user, f.leanTransform)
 
 	mode := f.listMode
 	if ro.ListMode != ListModeAuto {
 		mode = ro.ListMode
 	}
-	s.listMode = listModes[mode]
-	s.pagedFallback = mode == ListModeAuto && (f.leanTransform != nil || req.id.Form == FormMetadata)
+	lw.Mode = listModes[mode]
+	lw.PagedFallback = mode == ListModeAuto && (f.leanTransform != nil || req.id.Form == FormMetadata)
 	if req.id.Form != FormMetadata {
 		// A metadata informer would take the typed informer's metrics
 		// identity when it came first; the typed one keeps it.
-		s.identifier = f.informerName.WithResource(resource)
+		s.Identifier = f.informerName.WithResource(resource)
 	}
 
+	followsMembership := false
 	switch {
 	case ro.ShardSelector != nil:
-		s.shard = shard.Static(ro.ShardSelector, false, 0) // nil for an empty one: unsharded
-		s.shardOption = fmt.Sprintf("WithResourceOptions(%v): ShardSelector %q", resource, ro.ShardSelector.String())
+		s.Shard = shard.Static(ro.ShardSelector, false, 0) // nil for an empty one: unsharded
+		s.ShardOption = fmt.Sprintf("WithResourceOptions(%v): ShardSelector %q", resource, ro.ShardSelector.String())
 	case f.shard != nil && f.shard.AppliesTo(req.namespaced):
-		s.shard, s.shardOption = f.shard, f.shardOption
-		s.followsMembership = f.shard.Follows()
+		s.Shard, s.ShardOption = f.shard, f.shardOption
+		followsMembership = f.shard.Follows()
 	}
 	switch {
-	case s.shard == nil:
-	case !s.followsMembership:
-		s.selector = s.shard.Selector()
-	case s.newInformer != nil && s.refused == nil:
+	case s.Shard == nil:
+	case !followsMembership:
+		s.Selector = s.Shard.Selector()
+	case s.NewInformer != nil && s.Refused == nil:
 		// A fixed selector cannot follow a membership: fail closed.
-		s.refused = fmt.Errorf("not started: %s: an informer built by InformerFor's newFunc cannot follow a shard membership; use the generated accessors or ForResource", s.shardOption)
+		s.Refused = fmt.Errorf("not started: %s: an informer built by InformerFor's newFunc cannot follow a shard membership; use the generated accessors or ForResource", s.ShardOption)
 	}
 
 	builtInTyped := req.id.Form == FormTyped && req.typed != nil && isBuiltIn(resource)
-	s.protobuf = (f.protobuf || ro.Protobuf) && builtInTyped
+	lw.Protobuf = (f.protobuf || ro.Protobuf) && builtInTyped
 	if builtInTyped && user == nil {
 		// Only where the lean transform is the first to see an object:
 		// a user's transform is given the object as decoded.
-		s.strip = f.leanStrip
+		lw.Strip = f.leanStrip
 	}
 
-	if s.newInformer == nil {
+	if s.NewInformer == nil {
 		// The factory's own list and watch transform each page of a LIST
 		// as it arrives (internal/listwatch), so the informer is given
 		// the pretransform's Transform.
-		if s.transform != nil {
-			s.pretransform = listwatch.NewPretransform(s.transform)
-			s.informerTransform = s.pretransform.Transform
+		if s.Transform != nil {
+			lw.Pretransform = listwatch.NewPretransform(s.Transform)
+			s.InformerTransform = lw.Pretransform.Transform
 		}
-		if s.followsMembership {
-			s.departures = &listwatch.Departures{}
-			s.informerTransform = s.departures.Transform(s.informerTransform)
+		if followsMembership {
+			lw.Departures = &listwatch.Departures{}
+			s.InformerTransform = lw.Departures.Transform(s.InformerTransform)
 		}
-		s.semantics = listwatch.Semantics(s.client, s.listMode)
+		s.Semantics = listwatch.Semantics(lw.Client, lw.Mode)
 	}
 	return s
 }

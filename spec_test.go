@@ -99,15 +99,15 @@ var typeOfSecret = reflect.TypeFor[*corev1.Secret]()
 func TestNewFuncMembership(t *testing.T) {
 	f := newFactory(fake.NewClientset(), 0, nil)
 	f.shard, f.shardOption = shard.Membership(sharding.FieldUID), "WithShardMembership"
-	s := f.resolveSpec(request{
+	s := f.resolveSpec(recipe{
 		id:          InformerID{Form: FormTyped, Type: typeOfSecret},
 		namespaced:  true,
 		newInformer: func(time.Duration) cache.SharedIndexInformer { return nil },
 	})
-	if s.refused == nil || !strings.Contains(s.refused.Error(), "cannot follow a shard membership") {
-		t.Errorf("refused: %v, want the membership named", s.refused)
+	if s.Refused == nil || !strings.Contains(s.Refused.Error(), "cannot follow a shard membership") {
+		t.Errorf("refused: %v, want the membership named", s.Refused)
 	}
-	if s.departures != nil || s.pretransform != nil {
+	if s.ListWatch.Departures != nil || s.ListWatch.Pretransform != nil {
 		t.Error("a newFunc informer got the factory's list/watch transforms")
 	}
 }
@@ -125,22 +125,6 @@ func TestChainTransformsError(t *testing.T) {
 	}
 }
 
-// TestHealthSources: the health of an informer over several namespaces
-// names each failing one, in order, until it succeeds again.
-func TestHealthSources(t *testing.T) {
-	var h health
-	h.observe("b", errors.New("forbidden b"))
-	h.observe("a", errors.New("forbidden a"))
-	if err := h.last(); err == nil || err.Error() != "namespace a: forbidden a; namespace b: forbidden b" {
-		t.Errorf("last: %v", err)
-	}
-	h.observe("a", nil)
-	h.observe("b", nil)
-	if err := h.last(); err != nil {
-		t.Errorf("last after success: %v", err)
-	}
-}
-
 // TestSpecStrip: a built-in typed informer of a lean factory decodes
 // protobuf without what the lean transform drops, unless a transform of
 // the user's sees the object first; what it leaves out follows the lean
@@ -149,27 +133,27 @@ func TestHealthSources(t *testing.T) {
 func TestSpecStrip(t *testing.T) {
 	pods := corev1.SchemeGroupVersion.WithResource("pods")
 	typed := func(i cache.SharedIndexInformer) cache.SharedIndexInformer { return i }
-	podRequest := request{id: InformerID{Form: FormTyped, Resource: pods, Type: reflect.TypeFor[*corev1.Pod]()}, namespaced: true, typed: typed}
+	podRecipe := recipe{id: InformerID{Form: FormTyped, Resource: pods, Type: reflect.TypeFor[*corev1.Pod]()}, namespaced: true, typed: typed}
 	identity := func(o any) (any, error) { return o, nil }
 	custom := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	for _, tc := range []struct {
 		name    string
 		options []SharedInformerOption
-		req     request
+		req     recipe
 		want    listwatch.Strip
 	}{
-		{"not lean", nil, podRequest, listwatch.Strip{}},
-		{"lean", []SharedInformerOption{WithLeanMemory()}, podRequest, listwatch.Strip{ManagedFields: true}},
-		{"lean, last-applied too", []SharedInformerOption{WithLeanMemory(LeanDropLastApplied())}, podRequest, listwatch.Strip{ManagedFields: true, LastApplied: true}},
-		{"lean, managedFields kept", []SharedInformerOption{WithLeanMemory(LeanKeepManagedFields())}, podRequest, listwatch.Strip{}},
-		{"lean after a user transform", []SharedInformerOption{WithTransform(identity), WithLeanMemory()}, podRequest, listwatch.Strip{}},
-		{"lean after a resource's transform", []SharedInformerOption{WithLeanMemory(), WithResourceOptions(pods, ResourceOptions{Transform: identity})}, podRequest, listwatch.Strip{}},
-		{"lean, dynamic", []SharedInformerOption{WithLeanMemory()}, request{id: InformerID{Form: FormDynamic, Resource: pods}, namespaced: true}, listwatch.Strip{}},
-		{"lean, metadata", []SharedInformerOption{WithLeanMemory()}, request{id: InformerID{Form: FormMetadata, Resource: pods}, namespaced: true}, listwatch.Strip{}},
-		{"lean, custom type", []SharedInformerOption{WithLeanMemory()}, request{id: InformerID{Form: FormTyped, Resource: custom, Type: reflect.TypeFor[*corev1.Pod]()}, typed: typed}, listwatch.Strip{}},
+		{"not lean", nil, podRecipe, listwatch.Strip{}},
+		{"lean", []SharedInformerOption{WithLeanMemory()}, podRecipe, listwatch.Strip{ManagedFields: true}},
+		{"lean, last-applied too", []SharedInformerOption{WithLeanMemory(LeanDropLastApplied())}, podRecipe, listwatch.Strip{ManagedFields: true, LastApplied: true}},
+		{"lean, managedFields kept", []SharedInformerOption{WithLeanMemory(LeanKeepManagedFields())}, podRecipe, listwatch.Strip{}},
+		{"lean after a user transform", []SharedInformerOption{WithTransform(identity), WithLeanMemory()}, podRecipe, listwatch.Strip{}},
+		{"lean after a resource's transform", []SharedInformerOption{WithLeanMemory(), WithResourceOptions(pods, ResourceOptions{Transform: identity})}, podRecipe, listwatch.Strip{}},
+		{"lean, dynamic", []SharedInformerOption{WithLeanMemory()}, recipe{id: InformerID{Form: FormDynamic, Resource: pods}, namespaced: true}, listwatch.Strip{}},
+		{"lean, metadata", []SharedInformerOption{WithLeanMemory()}, recipe{id: InformerID{Form: FormMetadata, Resource: pods}, namespaced: true}, listwatch.Strip{}},
+		{"lean, custom type", []SharedInformerOption{WithLeanMemory()}, recipe{id: InformerID{Form: FormTyped, Resource: custom, Type: reflect.TypeFor[*corev1.Pod]()}, typed: typed}, listwatch.Strip{}},
 	} {
 		f := newFactory(fake.NewClientset(), 0, tc.options)
-		if got := f.resolveSpec(tc.req).strip; got != tc.want {
+		if got := f.resolveSpec(tc.req).ListWatch.Strip; got != tc.want {
 			t.Errorf("%s: strip %+v, want %+v", tc.name, got, tc.want)
 		}
 	}

@@ -117,7 +117,7 @@ func (r *TypedResource[T, C]) NewInformer(client C, namespace string, options in
 	if !r.namespaced {
 		namespace = metav1.NamespaceAll
 	}
-	cfg := listwatch.Config{Resource: r.resource, Namespace: namespace, Missing: missingClient[C]()}
+	cfg := listwatch.Config{Options: listwatch.Options{Resource: r.resource, Missing: missingClient[C]()}, Namespace: namespace}
 	if !isNil(client) && r.requests != nil {
 		cfg.Requests = func(ns string) listwatch.Requests { return r.listwatch(client, ns) }
 	}

@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
@@ -73,7 +74,7 @@ func NewInformer[T Object](client kubernetes.Interface, gvr schema.GroupVersionR
 // TypedListWatch returns the list/watch configuration of a typed resource
 // served by client, without a tweak.
 func TypedListWatch(client kubernetes.Interface, gvr schema.GroupVersionResource, namespace string, requests RequestsFunc) listwatch.Config {
-	cfg := listwatch.Config{Resource: gvr, Namespace: namespace, Missing: "the kubernetes.Interface is nil"}
+	cfg := listwatch.Config{Options: listwatch.Options{Resource: gvr, Missing: "the kubernetes.Interface is nil"}, Namespace: namespace}
 	if client != nil {
 		cfg.Requests = func(ns string) listwatch.Requests { return requests(client, ns) }
 	}
@@ -90,22 +91,17 @@ func Typed[T cache.Object](informer cache.SharedIndexInformer) cache.TypedShared
 		return typed
 	}
 	typed := cache.NewTypedSharedIndexInformer[T](informer)
-	if setter, ok := informer.(shardSetter); ok {
+	if setter, ok := informer.(shard.Setter); ok {
 		return &typedShardable[T]{TypedSharedIndexInformer: typed, setter: setter}
 	}
 	return typed
-}
-
-// shardSetter is an informer that takes a shard selector.
-type shardSetter interface {
-	SetShardSelector(selector apisharding.Selector) error
 }
 
 // typedShardable is a typed informer that keeps its untyped informer's
 // SetShardSelector.
 type typedShardable[T cache.Object] struct {
 	cache.TypedSharedIndexInformer[T]
-	setter shardSetter
+	setter shard.Setter
 }
 
 // SetShardSelector is the untyped informer's; see

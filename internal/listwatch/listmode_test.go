@@ -105,8 +105,16 @@ func TestConsistentListAsksForTheCurrentState(t *testing.T) {
 	} {
 		f := &fakeRequests{pages: [][]corev1.Pod{{pod("a", "p", "1")}}}
 		var notices []string
-		lw := New(Config{Resource: pods, Requests: f.requests, Mode: tc.mode, PagedFallback: tc.paged, Client: struct{}{},
-			Notice: func(msg string) { notices = append(notices, msg) }})
+		lw := New(Config{
+			Options: Options{
+				Resource:      pods,
+				Requests:      f.requests,
+				Mode:          tc.mode,
+				PagedFallback: tc.paged,
+				Client:        struct{}{},
+			},
+			Notice: func(msg string) { notices = append(notices, msg) },
+		})
 		if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: tc.rv, Limit: tc.limit}); err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +134,7 @@ func TestConsistentListAsksForTheCurrentState(t *testing.T) {
 	// A continued page is left alone: the server refuses a resource
 	// version with a continue token.
 	f := &fakeRequests{pages: [][]corev1.Pod{{pod("a", "p", "1")}, {pod("a", "q", "1")}}}
-	lw := New(Config{Resource: pods, Requests: f.requests, Mode: ModeConsistentList})
+	lw := New(Config{Options: Options{Resource: pods, Requests: f.requests, Mode: ModeConsistentList}})
 	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{Continue: "1", Limit: 500}); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +182,7 @@ func TestStreamFallbackNotice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeRequests{pages: [][]corev1.Pod{{pod("a", "p", "1")}}, watchErr: tc.watchErr}
 			var notices []string
-			lw := New(Config{Resource: pods, Requests: f.requests, Mode: tc.mode, Client: tc.client, Notice: func(m string) { notices = append(notices, m) }})
+			lw := New(Config{Options: Options{Resource: pods, Requests: f.requests, Mode: tc.mode, Client: tc.client}, Notice: func(m string) { notices = append(notices, m) }})
 			ctx := context.Background()
 			yes := true
 			if tc.watchErr != nil {
@@ -219,7 +227,7 @@ func counting(obj any) (any, error) {
 func TestPretransformTransformsEachObjectOnce(t *testing.T) {
 	f := &fakeRequests{pages: [][]corev1.Pod{{pod("a", "p1", "1"), pod("a", "p2", "1")}, {pod("b", "p3", "2")}}}
 	pre := NewPretransform(counting)
-	lw := New(Config{Resource: pods, Requests: f.requests, Mode: ModeConsistentList, Pretransform: pre})
+	lw := New(Config{Options: Options{Resource: pods, Requests: f.requests, Mode: ModeConsistentList, Pretransform: pre}})
 	ctx := context.Background()
 	var got []runtime.Object
 	for _, cont := range []string{"", "1"} {
@@ -263,7 +271,7 @@ func TestPretransformTransformsEachObjectOnce(t *testing.T) {
 func TestPretransformForgetsAnAbandonedList(t *testing.T) {
 	f := &fakeRequests{pages: [][]corev1.Pod{{pod("a", "p1", "1")}, {pod("a", "p2", "1")}}}
 	pre := NewPretransform(counting)
-	lw := New(Config{Resource: pods, Namespace: "a", Requests: f.requests, Pretransform: pre})
+	lw := New(Config{Options: Options{Resource: pods, Requests: f.requests, Pretransform: pre}, Namespace: "a"})
 	ctx := context.Background()
 	// The first page of a list that then fails...
 	if _, err := lw.ListWithContext(ctx, metav1.ListOptions{}); err != nil {
@@ -309,7 +317,7 @@ func TestPretransformResults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeRequests{pages: [][]corev1.Pod{{pod("a", "p", "1")}}}
 			pre := NewPretransform(tc.fn)
-			lw := New(Config{Resource: pods, Requests: f.requests, Pretransform: pre})
+			lw := New(Config{Options: Options{Resource: pods, Requests: f.requests, Pretransform: pre}})
 			page, err := lw.ListWithContext(ctx, metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -380,7 +388,7 @@ func TestPretransformStream(t *testing.T) {
 			ctx := context.Background()
 			var temporary []any
 			for _, ns := range tc.namespaces {
-				lw := New(Config{Resource: pods, Namespace: ns, Requests: f.requests, Pretransform: pre})
+				lw := New(Config{Options: Options{Resource: pods, Requests: f.requests, Pretransform: pre}, Namespace: ns})
 				w, err := lw.WatchWithContext(ctx, metav1.ListOptions{SendInitialEvents: &yes})
 				if err != nil {
 					t.Fatal(err)
@@ -428,7 +436,7 @@ func TestPretransformStream(t *testing.T) {
 func TestPretransformStreamRestart(t *testing.T) {
 	f := &fakeRequests{pages: [][]corev1.Pod{{}}}
 	pre := NewPretransform(counting)
-	lw := New(Config{Resource: pods, Requests: f.requests, Pretransform: pre})
+	lw := New(Config{Options: Options{Resource: pods, Requests: f.requests, Pretransform: pre}})
 	yes := true
 	ctx := context.Background()
 	if _, err := lw.WatchWithContext(ctx, metav1.ListOptions{SendInitialEvents: &yes}); err != nil {

@@ -67,13 +67,11 @@ func Of[L runtime.Object](c Client[L]) Requests {
 	return r
 }
 
-// Config says how to make the requests of one informer.
-type Config struct {
+// Options are what decide an informer's list and watch calls, the same in
+// each of its namespaces: the factory resolves them once, into its spec.
+type Options struct {
 	// Resource names the informer in errors.
 	Resource schema.GroupVersionResource
-	// Namespace is passed to Requests; empty for cluster-scoped resources
-	// and for all namespaces.
-	Namespace string
 	// Requests returns the calls for a namespace. It is called on every
 	// list and watch, as client-go's generated informers do, so that a
 	// clientset whose accessors return fresh clients behaves the same.
@@ -86,23 +84,6 @@ type Config struct {
 	// Tweak changes the options of every request, after the caller's own
 	// selectors were set.
 	Tweak func(*metav1.ListOptions)
-	// Observe, if set, is told the outcome of every list and of every
-	// watch it starts: nil on success. The factory's readiness uses it.
-	Observe func(err error)
-	// Watched, if set, is told the outcome of every watch request, once
-	// it has returned: from then on the server sends every change, so the
-	// factory's "synced" waits for the first one (informer.go). stream is
-	// whether it asked for a watch-list stream (sendInitialEvents), which
-	// stands in for the initial list.
-	Watched func(err error, stream bool)
-	// Count, if set, is told the outcome of every list request (list
-	// true) and every watch request, for the factory's metrics: nil on
-	// success. An empty shard's, which sends none, is not counted.
-	Count func(list bool, err error)
-	// HandedOver, if set, is told how long each shard handover took.
-	HandedOver func(time.Duration)
-	// Shard, if set, shards the informer: see [Sharder].
-	Shard Sharder
 	// Mode is how the informer gets its initial state (listmode.go). The
 	// reflector learns it from the ListerWatcher built with
 	// [cache.ToListWatcherWithWatchListSemantics] and [Semantics].
@@ -110,15 +91,9 @@ type Config struct {
 	// Client is the client the requests go through, as passed to
 	// Semantics: a fake client has no watch-list semantics.
 	Client any
-	// Notice, if set, is told once that an informer meant to stream lists
-	// instead, and why.
-	Notice func(msg string)
 	// Pretransform, if set, transforms each page of a list as it arrives;
 	// its Transform must then be the informer's transform.
 	Pretransform *Pretransform
-	// Store returns the informer's cache, once it exists. A shard handover
-	// (shard.go) reads from it what the informer gives up, and waits on it.
-	Store func() cache.Store
 	// Example is an object of the informer's type: a handover's bookmarks
 	// are of that type, as the reflector checks.
 	Example runtime.Object
@@ -137,6 +112,39 @@ type Config struct {
 	// or metadata-only cache, whose peak then follows the transformed
 	// pages instead of one whole resourceVersion=0 response.
 	PagedFallback bool
+}
+
+// Config says how to make the requests of one informer in one namespace:
+// its Options, and what is wired per namespace (the namespace, the shard,
+// the cache, and the hooks the calls report to).
+type Config struct {
+	Options
+	// Namespace is passed to Requests; empty for cluster-scoped resources
+	// and for all namespaces.
+	Namespace string
+	// Observe, if set, is told the outcome of every list and of every
+	// watch it starts: nil on success. The factory's readiness uses it.
+	Observe func(err error)
+	// Watched, if set, is told the outcome of every watch request, once
+	// it has returned: from then on the server sends every change, so the
+	// factory's "synced" waits for the first one (informer.go). stream is
+	// whether it asked for a watch-list stream (sendInitialEvents), which
+	// stands in for the initial list.
+	Watched func(err error, stream bool)
+	// Count, if set, is told the outcome of every list request (list
+	// true) and every watch request, for the factory's metrics: nil on
+	// success. An empty shard's, which sends none, is not counted.
+	Count func(list bool, err error)
+	// HandedOver, if set, is told how long each shard handover took.
+	HandedOver func(time.Duration)
+	// Shard, if set, shards the informer: see [Sharder].
+	Shard Sharder
+	// Notice, if set, is told once that an informer meant to stream lists
+	// instead, and why.
+	Notice func(msg string)
+	// Store returns the informer's cache, once it exists. A shard handover
+	// (shard.go) reads from it what the informer gives up, and waits on it.
+	Store func() cache.Store
 	// Streams, if set, is told how the informer's watch-list streams are
 	// doing, for the factory's Ready (stall.go).
 	Streams *Streams

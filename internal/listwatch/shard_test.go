@@ -250,12 +250,14 @@ func startHandoverInformer(t *testing.T, srv *fakeServer, sharder *testSharder) 
 	hi := &handoverInformer{}
 	departures := &Departures{}
 	cfg := Config{
-		Departures: departures,
-		Resource:   schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
-		Requests:   func(string) Requests { return srv.requests() },
-		Shard:      sharder,
-		Store:      func() cache.Store { return hi.informer.GetStore() },
-		Example:    &corev1.ConfigMap{},
+		Options: Options{
+			Departures: departures,
+			Resource:   schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+			Requests:   func(string) Requests { return srv.requests() },
+			Example:    &corev1.ConfigMap{},
+		},
+		Shard: sharder,
+		Store: func() cache.Store { return hi.informer.GetStore() },
 	}
 	// Plain LIST and WATCH: the fake server has no watch-list stream.
 	lw := cache.ToListWatcherWithWatchListSemantics(New(cfg), noWatchList{})
@@ -485,12 +487,14 @@ func TestEmptyShardProbe(t *testing.T) {
 	var observed atomic.Int32
 	hi := &handoverInformer{}
 	cfg := Config{
-		Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
-		Requests: func(string) Requests { return srv.requests() },
-		Shard:    sharder,
-		Store:    func() cache.Store { return hi.informer.GetStore() },
-		Example:  &corev1.ConfigMap{},
-		Observe:  func(error) { observed.Add(1) },
+		Options: Options{
+			Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+			Requests: func(string) Requests { return srv.requests() },
+			Example:  &corev1.ConfigMap{},
+		},
+		Shard:   sharder,
+		Store:   func() cache.Store { return hi.informer.GetStore() },
+		Observe: func(error) { observed.Add(1) },
 	}
 	hi.informer = cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(New(cfg), noWatchList{}), &corev1.ConfigMap{}, 0, cache.Indexers{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -537,11 +541,13 @@ func TestShardWatchStopWaits(t *testing.T) {
 		return nil, ctx.Err()
 	}
 	lw := New(Config{
-		Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
-		Requests: func(string) Requests { return requests },
-		Shard:    sharder,
-		Store:    func() cache.Store { return cache.NewStore(cache.MetaNamespaceKeyFunc) },
-		Example:  &corev1.ConfigMap{},
+		Options: Options{
+			Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+			Requests: func(string) Requests { return requests },
+			Example:  &corev1.ConfigMap{},
+		},
+		Shard: sharder,
+		Store: func() cache.Store { return cache.NewStore(cache.MetaNamespaceKeyFunc) },
 	})
 	ctx := context.Background()
 	list, err := lw.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: "0"})

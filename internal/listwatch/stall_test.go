@@ -89,7 +89,7 @@ func TestStalledStreamIsAbandoned(t *testing.T) {
 	f := &streamFake{fakeRequests: fakeRequests{pages: [][]corev1.Pod{{pod("a", "p", "1")}}}, streams: make(chan *watch.FakeWatcher, 2)}
 	var notices []string
 	streams := &Streams{}
-	lw := New(Config{Resource: pods, Requests: f.requests, Notice: func(m string) { notices = append(notices, m) }, Streams: streams})
+	lw := New(Config{Options: Options{Resource: pods, Requests: f.requests}, Notice: func(m string) { notices = append(notices, m) }, Streams: streams})
 	w, err := lw.WatchWithContext(context.Background(), streamOpts())
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestHealthyStreamPassesThrough(t *testing.T) {
 	shortStall(t, 300*time.Millisecond)
 	f := &streamFake{fakeRequests: fakeRequests{pages: [][]corev1.Pod{{}}}, streams: make(chan *watch.FakeWatcher, 1)}
 	streams := &Streams{}
-	lw := New(Config{Resource: pods, Namespace: "a", Requests: f.requests, Streams: streams})
+	lw := New(Config{Options: Options{Resource: pods, Requests: f.requests}, Namespace: "a", Streams: streams})
 	w, err := lw.WatchWithContext(context.Background(), streamOpts())
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ func TestStreamEndsWithoutStall(t *testing.T) {
 		f := &streamFake{fakeRequests: fakeRequests{pages: [][]corev1.Pod{{}}}, streams: make(chan *watch.FakeWatcher, 1)}
 		streams := &Streams{}
 		var notices []string
-		lw := New(Config{Resource: pods, Requests: f.requests, Streams: streams, Notice: func(m string) { notices = append(notices, m) }})
+		lw := New(Config{Options: Options{Resource: pods, Requests: f.requests}, Streams: streams, Notice: func(m string) { notices = append(notices, m) }})
 		w, err := lw.WatchWithContext(context.Background(), streamOpts())
 		if err != nil {
 			t.Fatal(err)

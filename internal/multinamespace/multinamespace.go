@@ -60,6 +60,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/kubeinformers/informers/internal/shard"
 )
 
 // New returns a cache.SharedIndexInformer over informers, one per namespace
@@ -398,19 +400,13 @@ func (c *Informer) SetTransform(handler cache.TransformFunc) error {
 // informer has no SetShardSelector (client-go before v0.38).
 func (c *Informer) SetShardSelector(selector sharding.Selector) error {
 	for i, s := range c.subs {
-		if _, ok := s.(shardSetter); !ok {
+		if _, ok := s.(shard.Setter); !ok {
 			return fmt.Errorf("namespace %q: the informer %T has no SetShardSelector", c.namespaces[i], s)
 		}
 	}
 	return c.configure(func(s cache.SharedIndexInformer) error {
-		return s.(shardSetter).SetShardSelector(selector)
+		return s.(shard.Setter).SetShardSelector(selector)
 	})
-}
-
-// shardSetter is an informer that takes a shard selector: client-go's from
-// v0.38 on, and those of this module's factory.
-type shardSetter interface {
-	SetShardSelector(selector sharding.Selector) error
 }
 
 // configure applies set to every sub-informer, all or none: c.mu keeps

@@ -294,3 +294,9 @@ func (is *Informer) Start() {
 	is.started = true
 	is.mu.Unlock()
 }
+
+// Setter is an informer that takes a shard selector: client-go's from
+// v0.38 on, and every informer of the factory.
+type Setter interface {
+	SetShardSelector(selector apisharding.Selector) error
+}

@@ -14,14 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package informers
+package informer
 
 import (
 	"context"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
@@ -33,7 +32,8 @@ import (
 )
 
 // This file holds what every informer the factory builds is wrapped in:
-// SetShardSelector, and a "synced" that means no event is lost.
+// SetShardSelector, event handlers whose lag is measured under metrics,
+// and a "synced" that means no event is lost.
 //
 // client-go's informer has synced once its initial list is in the cache.
 // When that list came from a LIST request, the WATCH that follows it is
@@ -48,11 +48,12 @@ import (
 // this needs no sleep. With the watch-list stream the two are one request,
 // and nothing changes.
 
-// factoryInformer is an informer of the factory: the informer itself, with
-// SetShardSelector and a HasSynced that includes the first watch.
-type factoryInformer struct {
+// Informer is an informer of the factory: the informer itself, with
+// SetShardSelector, metered event handlers, and a HasSynced that includes
+// the first watch.
+type Informer struct {
 	cache.SharedIndexInformer
-	id      InformerID
+	name    string
 	shard   *shard.Informer
 	gate    *syncGate
 	checker *gatedChecker
@@ -69,31 +70,31 @@ type factoryInformer struct {
 }
 
 var (
-	_ cache.SharedIndexInformer = &factoryInformer{}
-	_ shardSetter               = &factoryInformer{}
+	_ cache.SharedIndexInformer = &Informer{}
+	_ shard.Setter              = &Informer{}
 )
 
-// newFactoryInformer wraps a new informer of spec, whose transform
-// build.go has set already: the spec's departures and pretransform are
+// wrap wraps a new informer of spec, whose transform Build has set
+// already: the spec's departures and pretransform are
 // what SetTransform keeps and stops when the user replaces it.
-func newFactoryInformer(informer cache.SharedIndexInformer, shard *shard.Informer, h *hooks, spec *informerSpec) *factoryInformer {
-	return &factoryInformer{
+func wrap(informer cache.SharedIndexInformer, sh *shard.Informer, h *Hooks, spec *Spec) *Informer {
+	return &Informer{
 		SharedIndexInformer: informer,
-		id:                  spec.id,
-		shard:               shard,
+		name:                spec.Name,
+		shard:               sh,
 		gate:                h.gate,
 		checker:             &gatedChecker{inner: informer.HasSyncedChecker(), done: make(chan struct{})},
-		departures:          spec.departures,
-		pretransform:        spec.pretransform,
-		transform:           spec.informerTransform,
-		lag:                 &h.metrics.Lag,
+		departures:          spec.ListWatch.Departures,
+		pretransform:        spec.ListWatch.Pretransform,
+		transform:           spec.InformerTransform,
+		lag:                 &h.Metrics.Lag,
 	}
 }
 
 // SetTransform replaces the informer's transform, the factory's included,
 // as client-go's does; under a membership it is wrapped so that a shard
 // handover's deletions stay tombstones.
-func (i *factoryInformer) SetTransform(transform cache.TransformFunc) error {
+func (i *Informer) SetTransform(transform cache.TransformFunc) error {
 	if i.departures != nil {
 		transform = i.departures.Transform(transform)
 	}
@@ -114,13 +115,13 @@ func (i *factoryInformer) SetTransform(transform cache.TransformFunc) error {
 // nothing. client-go's SharedInformer has the method from v0.38 on; here
 // it acts on the factory's own list and watch, so that the selector is
 // sent as given, checked on the client and reported in Notices.
-func (i *factoryInformer) SetShardSelector(selector apisharding.Selector) error {
+func (i *Informer) SetShardSelector(selector apisharding.Selector) error {
 	return i.shard.SetSelector(selector)
 }
 
 // AddEventHandler adds a handler, as client-go's does; under metrics its
 // lag is measured.
-func (i *factoryInformer) AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+func (i *Informer) AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
 	if h, ok := i.lag.Wrap(handler); ok {
 		return i.lag.Added(i.SharedIndexInformer.AddEventHandler(h))
 	}
@@ -129,7 +130,7 @@ func (i *factoryInformer) AddEventHandler(handler cache.ResourceEventHandler) (c
 
 // AddEventHandlerWithResyncPeriod adds a handler, as client-go's does;
 // under metrics its lag is measured.
-func (i *factoryInformer) AddEventHandlerWithResyncPeriod(handler cache.ResourceEventHandler, resyncPeriod time.Duration) (cache.ResourceEventHandlerRegistration, error) {
+func (i *Informer) AddEventHandlerWithResyncPeriod(handler cache.ResourceEventHandler, resyncPeriod time.Duration) (cache.ResourceEventHandlerRegistration, error) {
 	if h, ok := i.lag.Wrap(handler); ok {
 		return i.lag.Added(i.SharedIndexInformer.AddEventHandlerWithResyncPeriod(h, resyncPeriod))
 	}
@@ -138,7 +139,7 @@ func (i *factoryInformer) AddEventHandlerWithResyncPeriod(handler cache.Resource
 
 // AddEventHandlerWithOptions adds a handler, as client-go's does; under
 // metrics its lag is measured.
-func (i *factoryInformer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+func (i *Informer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
 	if h, ok := i.lag.Wrap(handler); ok {
 		return i.lag.Added(i.SharedIndexInformer.AddEventHandlerWithOptions(h, options))
 	}
@@ -146,7 +147,7 @@ func (i *factoryInformer) AddEventHandlerWithOptions(handler cache.ResourceEvent
 }
 
 // RemoveEventHandler removes a handler, as client-go's does.
-func (i *factoryInformer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistration) error {
+func (i *Informer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistration) error {
 	if err := i.SharedIndexInformer.RemoveEventHandler(handle); err != nil {
 		return err
 	}
@@ -156,26 +157,26 @@ func (i *factoryInformer) RemoveEventHandler(handle cache.ResourceEventHandlerRe
 
 // HasSynced reports whether the initial list is in the cache and the first
 // watch of every namespace has returned.
-func (i *factoryInformer) HasSynced() bool {
+func (i *Informer) HasSynced() bool {
 	return i.gate.isOpen() && i.SharedIndexInformer.HasSynced()
 }
 
 // HasSyncedChecker is HasSynced as a [cache.DoneChecker].
-func (i *factoryInformer) HasSyncedChecker() cache.DoneChecker { return i.checker }
+func (i *Informer) HasSyncedChecker() cache.DoneChecker { return i.checker }
 
 // Run runs the informer until stopCh is closed.
-func (i *factoryInformer) Run(stopCh <-chan struct{}) {
+func (i *Informer) Run(stopCh <-chan struct{}) {
 	i.RunWithContext(wait.ContextForChannel(stopCh))
 }
 
 // RunWithContext fixes the informer's shard, then runs it until ctx is
 // done, and closes its sync checker once it has synced.
-func (i *factoryInformer) RunWithContext(ctx context.Context) {
+func (i *Informer) RunWithContext(ctx context.Context) {
 	i.shard.Start()
 	if stamped := i.lag.Stamp(i.transform); stamped != nil {
 		// Under metrics: the handler-lag stamp, the transform's last step.
 		if err := i.SharedIndexInformer.SetTransform(stamped); err != nil {
-			klog.Background().Error(err, "Cannot measure the handler lag of an informer", "informer", i.id)
+			klog.Background().Error(err, "Cannot measure the handler lag of an informer", "informer", i.name)
 		}
 	}
 	var wg sync.WaitGroup
@@ -207,76 +208,3 @@ type gatedChecker struct {
 func (c *gatedChecker) Name() string          { return c.inner.Name() }
 func (c *gatedChecker) Done() <-chan struct{} { return c.done }
 func (c *gatedChecker) close()                { c.once.Do(func() { close(c.done) }) }
-
-// syncGate opens once the first watch of each of an informer's namespaces
-// has returned. A watch after the initial list that fails in a way a retry
-// will not fix (forbidden, unauthorized, not found, bad request) is
-// recorded, so that WaitForCacheSync reports it instead of waiting for
-// ever; a later watch that succeeds still opens the gate. A watch-list
-// stream stands in for the initial list: when it fails, client-go falls
-// back to a LIST, and an informer that cannot list is waited for, as in
-// client-go.
-type syncGate struct {
-	open chan struct{}
-
-	mu       sync.Mutex
-	pending  map[string]bool
-	failed   error
-	failedCh chan struct{}
-}
-
-func newSyncGate(namespaces []string) *syncGate {
-	g := &syncGate{open: make(chan struct{}), pending: make(map[string]bool, len(namespaces)), failedCh: make(chan struct{})}
-	for _, ns := range namespaces {
-		g.pending[ns] = true
-	}
-	return g
-}
-
-// watched returns the listwatch.Config.Watched hook of one namespace.
-func (g *syncGate) watched(namespace string) func(error, bool) {
-	return func(err error, stream bool) {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if !g.pending[namespace] {
-			return
-		}
-		if err != nil {
-			if g.failed == nil && !stream && terminal(err) {
-				g.failed = err
-				close(g.failedCh)
-			}
-			return
-		}
-		delete(g.pending, namespace)
-		if len(g.pending) == 0 {
-			close(g.open)
-		}
-	}
-}
-
-func (g *syncGate) isOpen() bool {
-	select {
-	case <-g.open:
-		return true
-	default:
-		return false
-	}
-}
-
-// failure is the terminal error of a first watch while the gate is shut.
-func (g *syncGate) failure() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.pending) == 0 {
-		return nil
-	}
-	return g.failed
-}
-
-// terminal reports an error that the reflector's retries will not fix
-// without someone changing the cluster (RBAC, the resource).
-func terminal(err error) bool {
-	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) ||
-		apierrors.IsMethodNotSupported(err) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err)
-}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package informers
+package informer
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ import (
 )
 
 // This file builds an informer, of every form, from its spec (spec.go) and
-// the hooks it reports to (status.go). It reads nothing else: no factory
+// the hooks it reports to (hooks.go). It reads nothing else: no factory
 // field, no option. The list and watch calls themselves come from
 // internal/listwatch, the same code the standalone New…Informer functions
 // use.
@@ -41,18 +41,18 @@ import (
 // same, request for request; test/conformance's differential test checks
 // that.
 
-// built is what build makes: the informer the factory hands out, the
+// Built is what Build makes: the informer the factory hands out, the
 // factory's own wrapper under its typed form (nil for an informer built by
 // InformerFor's newFunc), the shard it follows (nil likewise), and why it
 // must not run, if the build found a reason the spec could not.
-type built struct {
-	informer cache.SharedIndexInformer
-	base     *factoryInformer
-	shard    *shard.Informer
-	refused  error
+type Built struct {
+	Informer cache.SharedIndexInformer
+	Base     *Informer
+	Shard    *shard.Informer
+	Refused  error
 }
 
-// build makes the informer of spec, top to bottom.
+// Build makes the informer of spec, top to bottom.
 //
 // An informer built by InformerFor's newFunc is not served by the
 // factory's list and watch: only the watch errors, the transform and a
@@ -61,93 +61,81 @@ type built struct {
 // list/watch, hooks and transform; a composite over them when there are
 // several; the factory's wrapper (SetShardSelector and a sync that waits
 // for the first watch); and its typed form.
-func build(spec *informerSpec, h *hooks) built {
-	if spec.newInformer != nil {
-		informer := spec.newInformer(spec.resync)
-		h.watchErrors(spec.id, informer, "")
-		if spec.transform != nil {
-			if err := informer.SetTransform(spec.transform); err != nil {
+func Build(spec *Spec, h *Hooks) Built {
+	if spec.NewInformer != nil {
+		informer := spec.NewInformer(spec.Resync)
+		h.watchErrors(spec.Name, informer, "")
+		if spec.Transform != nil {
+			if err := informer.SetTransform(spec.Transform); err != nil {
 				// SetTransform only fails on a running informer, which
 				// a fresh one never is; say so instead of dropping it.
-				klog.Background().Error(err, "Cannot set the factory transform", "informer", spec.id)
+				klog.Background().Error(err, "Cannot set the factory transform", "informer", spec.Name)
 			}
 		}
-		if spec.shard == nil || spec.refused != nil {
-			return built{informer: informer}
+		if spec.Shard == nil || spec.Refused != nil {
+			return Built{Informer: informer}
 		}
-		setter, ok := informer.(shardSetter)
+		setter, ok := informer.(shard.Setter)
 		if !ok {
 			// Fail closed: an informer that cannot be sharded does not
 			// run, rather than list everything.
-			return built{informer: informer, refused: fmt.Errorf("not started: %s: the informer %T built by InformerFor's newFunc has no SetShardSelector (client-go before v0.38), so it cannot be sharded", spec.shardOption, informer)}
+			return Built{Informer: informer, Refused: fmt.Errorf("not started: %s: the informer %T built by InformerFor's newFunc has no SetShardSelector (client-go before v0.38), so it cannot be sharded", spec.ShardOption, informer)}
 		}
-		if err := setter.SetShardSelector(spec.selector); err != nil {
-			return built{informer: informer, refused: fmt.Errorf("not started: %w", err)}
+		if err := setter.SetShardSelector(spec.Selector); err != nil {
+			return Built{Informer: informer, Refused: fmt.Errorf("not started: %w", err)}
 		}
-		return built{informer: informer}
+		return Built{Informer: informer}
 	}
 
 	// One shard for all the informer's namespaces, which SetShardSelector
 	// may replace until the informer starts.
-	sh := shard.NewInformer(spec.id.String(), &h.notices.shard, spec.shard)
+	sh := shard.NewInformer(spec.Name, &h.notices.shard, spec.Shard)
 	newOne := func(namespace string) cache.SharedIndexInformer {
 		// Errors name the namespace only where there are several.
 		source := ""
-		if len(spec.namespaces) > 1 {
+		if len(spec.Namespaces) > 1 {
 			source = namespace
 		}
 		// A shard handover reads the informer's cache (internal/listwatch).
 		var informer cache.SharedIndexInformer
 		cfg := listwatch.Config{
-			Resource:     spec.id.Resource,
-			Namespace:    namespace,
-			Requests:     spec.requests,
-			Missing:      spec.missing,
-			Tweak:        spec.tweak,
-			Shard:        sh,
-			Mode:         spec.listMode,
-			Client:       spec.client,
-			Pretransform: spec.pretransform,
-			Store:        func() cache.Store { return informer.GetStore() },
-			Example:      spec.example,
-			Departures:   spec.departures,
-
-			PagedFallback: spec.pagedFallback,
-			Protobuf:      spec.protobuf,
-			Strip:         spec.strip,
+			Options:   spec.ListWatch,
+			Namespace: namespace,
+			Shard:     sh,
+			Store:     func() cache.Store { return informer.GetStore() },
 		}
 		h.wire(&cfg, source)
 		informer = cache.NewSharedIndexInformerWithOptions(
-			cache.ToListWatcherWithWatchListSemantics(listwatch.New(cfg), spec.semantics),
-			spec.example,
+			cache.ToListWatcherWithWatchListSemantics(listwatch.New(cfg), spec.Semantics),
+			spec.ListWatch.Example,
 			cache.SharedIndexInformerOptions{
-				ResyncPeriod:      spec.resync,
-				Indexers:          maps.Clone(spec.indexers),
-				ObjectDescription: spec.id.Resource.String(),
-				Identifier:        spec.identifier,
+				ResyncPeriod:      spec.Resync,
+				Indexers:          maps.Clone(spec.Indexers),
+				ObjectDescription: spec.Resource.String(),
+				Identifier:        spec.Identifier,
 			})
-		h.watchErrors(spec.id, informer, source)
-		if spec.informerTransform != nil {
-			if err := informer.SetTransform(spec.informerTransform); err != nil {
-				klog.Background().Error(err, "Cannot set the factory transform", "informer", spec.id)
+		h.watchErrors(spec.Name, informer, source)
+		if spec.InformerTransform != nil {
+			if err := informer.SetTransform(spec.InformerTransform); err != nil {
+				klog.Background().Error(err, "Cannot set the factory transform", "informer", spec.Name)
 			}
 		}
 		return informer
 	}
 	var informer cache.SharedIndexInformer
-	if len(spec.namespaces) == 1 {
-		informer = newOne(spec.namespaces[0])
+	if len(spec.Namespaces) == 1 {
+		informer = newOne(spec.Namespaces[0])
 	} else {
-		perNamespace := make(map[string]cache.SharedIndexInformer, len(spec.namespaces))
-		for _, ns := range spec.namespaces {
+		perNamespace := make(map[string]cache.SharedIndexInformer, len(spec.Namespaces))
+		for _, ns := range spec.Namespaces {
 			perNamespace[ns] = newOne(ns)
 		}
 		informer = multinamespace.New(perNamespace)
 	}
-	fi := newFactoryInformer(informer, sh, h, spec)
+	fi := wrap(informer, sh, h, spec)
 	informer = fi
-	if spec.typed != nil {
-		informer = spec.typed(informer)
+	if spec.Typed != nil {
+		informer = spec.Typed(informer)
 	}
-	return built{informer: informer, base: fi, shard: sh}
+	return Built{Informer: informer, Base: fi, Shard: sh}
 }

@@ -1,0 +1,76 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informer
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	apisharding "k8s.io/apimachinery/pkg/sharding"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/shard"
+)
+
+// Spec is everything that decides how one informer is built, resolved once
+// from the factory's options by the root's resolveSpec. Build reads
+// nothing else.
+type Spec struct {
+	// Name names the informer in logs and errors (the root's InformerID);
+	// Resource is what it lists and watches.
+	Name     string
+	Resource schema.GroupVersionResource
+	// Typed wraps the built informer in its type-safe form, which the
+	// factory then shares; nil for the dynamic and metadata forms.
+	Typed func(cache.SharedIndexInformer) cache.SharedIndexInformer
+	// NewInformer, if set, builds the informer instead of the factory's
+	// list and watch: InformerFor's newFunc.
+	NewInformer func(resync time.Duration) cache.SharedIndexInformer
+
+	// Namespaces holds one "" for all namespaces (or a cluster-scoped
+	// resource), several for a composite informer.
+	Namespaces []string
+	Resync     time.Duration
+	Indexers   cache.Indexers
+	// Identifier is the informer's metrics identity (WithInformerName).
+	Identifier cache.InformerNameAndResource
+
+	// ListWatch is what every namespace's list and watch calls are made
+	// of: one value, handed to internal/listwatch as it is.
+	ListWatch listwatch.Options
+	// Semantics is what the reflector learns from the ListerWatcher about
+	// the watch-list stream (listwatch.Semantics).
+	Semantics any
+
+	// Transform is the user's transform, then the lean one: what an
+	// informer of NewInformer is given. InformerTransform is what the
+	// factory's own informers are given: ListWatch.Pretransform's, wrapped
+	// by ListWatch.Departures under a membership.
+	Transform         cache.TransformFunc
+	InformerTransform cache.TransformFunc
+
+	// Shard is the shard it starts with (nil: not sharded), Selector a
+	// fixed shard's selector, and ShardOption the option that set it, for
+	// errors.
+	Shard       *shard.Source
+	Selector    apisharding.Selector
+	ShardOption string
+
+	// Refused, if set, is why the informer must not run.
+	Refused error
+}
