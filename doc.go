@@ -97,7 +97,7 @@ limitations under the License.
 //	protobuf.go          WithProtobuf, and the content types NewForConfig asks for
 //	resources.go         ForResource and ForMetadata: which informer a resource means, or why there is none
 //	builtins.go          which resources are built in: SupportedResources, IsNamespaced, near-miss hints
-//	dynamic_builtins.go  WithDynamicBuiltIns and the untyped factory the dynamicinformer and metadatainformer drop-ins build on
+//	dynamic_builtins.go  WithDynamicBuiltIns: ForResource serves built-in resources as dynamic informers too
 //	bind.go              the factory's side of binding a user's own typed resources (ResolveBound is in create.go)
 //
 // Beside it:
@@ -115,8 +115,7 @@ limitations under the License.
 //	internal/meter           what an informer and a sharded factory report into under a metrics provider
 //	internal/accessor        the per-kind logic the generated accessors bind to
 //	internal/binding         a bound typed resource, as the factory and gensupport both see it
-//	internal/gvrfactory      client-go's dynamic and metadata factory contract, shared by the two drop-ins
-//	internal/untyped         the factory without a typed client that the two drop-ins build on
+//	internal/gvrfactory      client-go's dynamic and metadata factory contract, over the Root a drop-in hands it
 //
 // docs/architecture.md in the repository walks through the creation path
 // step by step.

@@ -18,17 +18,13 @@ package informers
 
 import (
 	"errors"
-	"time"
-
-	"github.com/kubeinformers/informers/internal/untyped"
 )
 
-// This file holds what the drop-ins for client-go's dynamicinformer and
-// metadatainformer (the packages of those names) need from the factory:
-// ForResource serving every resource as a dynamic informer, as client-go's
-// dynamic factory does, instead of the typed informer for built-in ones; and
-// a factory without a typed client (internal/untyped), since theirs take
-// only a dynamic or a metadata client.
+// This file holds what the drop-in for client-go's dynamicinformer (the
+// package of that name) needs from the factory beyond WithoutClientset
+// (options.go): ForResource serving every resource as a dynamic informer,
+// as client-go's dynamic factory does, instead of the typed informer for
+// built-in ones.
 
 // WithDynamicBuiltIns makes ForResource return a shared dynamic informer of
 // *unstructured.Unstructured, fed by the factory's dynamic client
@@ -52,16 +48,5 @@ func (f *sharedInformerFactory) checkDynamicBuiltIns() {
 	if f.dynamicBuiltIns && f.dynamicClient == nil {
 		f.invalid(errors.New("WithDynamicBuiltIns: the factory has no dynamic client (use NewForConfig or WithDynamicClient)"))
 		f.dynamicBuiltIns = false
-	}
-}
-
-func init() {
-	untyped.New = func(defaultResync time.Duration, options []any) (any, []error) {
-		opts := make([]SharedInformerOption, len(options))
-		for i, o := range options {
-			opts[i], _ = o.(SharedInformerOption) // a nil or foreign one is a nil option, an error
-		}
-		f := newFactory(nil, defaultResync, opts)
-		return f, f.errs()
 	}
 }

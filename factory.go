@@ -178,20 +178,24 @@ func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultRes
 
 // New returns a factory configured by options, like
 // [NewSharedInformerFactoryWithOptions], but checks its input first: a nil
-// client, a negative resync period or an invalid option value is an error
-// that names the problem, and no factory is returned.
+// client (unless [WithoutClientset] is given), a negative resync period or
+// an invalid option value is an error that names the problem, and no
+// factory is returned.
 //
 // For custom resources and metadata-only informers, pass
 // [WithDynamicClient] and [WithMetadataClient], or use [NewForConfig].
 func New(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) (Factory, error) {
+	f := newFactory(client, defaultResync, options)
 	var errs []error
-	if client == nil {
+	switch {
+	case client == nil && !f.withoutClientset:
 		errs = append(errs, errors.New("the kubernetes.Interface is nil"))
+	case client != nil && f.withoutClientset:
+		errs = append(errs, errors.New("WithoutClientset: a kubernetes.Interface was given as well"))
 	}
 	if defaultResync < 0 {
 		errs = append(errs, fmt.Errorf("the default resync period %v is negative", defaultResync))
 	}
-	f := newFactory(client, defaultResync, options)
 	if err := errors.Join(append(errs, f.errs()...)...); err != nil {
 		return nil, fmt.Errorf("informers: %w", err)
 	}

@@ -86,6 +86,8 @@ type factoryOptions struct {
 	protobuf bool
 	// dynamicBuiltIns is set by WithDynamicBuiltIns (dynamic_builtins.go).
 	dynamicBuiltIns bool
+	// withoutClientset is set by WithoutClientset.
+	withoutClientset bool
 
 	// optionErrs collects what the options found wrong. New returns them;
 	// the client-go compatible constructors log them, and refuse to run
@@ -303,6 +305,22 @@ func WithMetadataClient(client metadata.Interface) SharedInformerOption {
 			return factory
 		}
 		factory.metadataClient = client
+		return factory
+	}
+}
+
+// WithoutClientset says that the factory has no kubernetes.Interface on
+// purpose: [New] then accepts a nil one, and an informer that would need it
+// (a typed accessor's) fails each list with an error naming it, which
+// [Factory.Ready] reports. Use it for a factory that serves only
+// ForResource over a dynamic client ([WithDynamicClient], with
+// [WithDynamicBuiltIns] for the built-in resources too) and ForMetadata
+// over a metadata client ([WithMetadataClient]); the dynamicinformer and
+// metadatainformer packages build on it. Giving a client as well is an
+// error from New.
+func WithoutClientset() SharedInformerOption {
+	return func(factory *sharedInformerFactory) *sharedInformerFactory {
+		factory.withoutClientset = true
 		return factory
 	}
 }

@@ -18,6 +18,8 @@ package dynamicinformer
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,8 +111,7 @@ func NewDynamicSharedInformerFactory(client dynamic.Interface, defaultResync tim
 // whose list and watch calls go through tweakListOptions. Listers of its
 // informers see only what these filters let through.
 func NewFilteredDynamicSharedInformerFactory(client dynamic.Interface, defaultResync time.Duration, namespace string, tweakListOptions TweakListOptionsFunc) DynamicSharedInformerFactory {
-	f, errs := newFactory(client, defaultResync, gvrfactory.Filtered(namespace, tweakListOptions), nil)
-	gvrfactory.Log(errs)
+	f, _ := newFactory(client, defaultResync, filtered(namespace, tweakListOptions), nil, false)
 	return f
 }
 
@@ -118,8 +119,7 @@ func NewFilteredDynamicSharedInformerFactory(client dynamic.Interface, defaultRe
 // by options. It cannot return an error: it logs each invalid option (see
 // [WithFactoryOptions]); [New] returns them instead.
 func NewDynamicSharedInformerFactoryWithOptions(client dynamic.Interface, defaultResync time.Duration, options ...DynamicSharedInformerOption) DynamicSharedInformerFactory {
-	f, errs := newFactory(client, defaultResync, nil, options)
-	gvrfactory.Log(errs)
+	f, _ := newFactory(client, defaultResync, nil, options, false)
 	return f
 }
 
@@ -128,8 +128,8 @@ func NewDynamicSharedInformerFactoryWithOptions(client dynamic.Interface, defaul
 // first: a nil client, a negative resync period or an invalid option is an
 // error that names the problem, and no factory is returned.
 func New(client dynamic.Interface, defaultResync time.Duration, options ...DynamicSharedInformerOption) (Factory, error) {
-	f, optionErrs := newFactory(client, defaultResync, nil, options)
-	if err := gvrfactory.CheckNew("dynamicinformer", "dynamic.Interface", client == nil, defaultResync, optionErrs); err != nil {
+	f, err := newFactory(client, defaultResync, nil, options, true)
+	if err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -139,7 +139,7 @@ func New(client dynamic.Interface, defaultResync time.Duration, options ...Dynam
 // name matches client-go's, so that DynamicSharedInformerOption has the
 // same signature.
 type dynamicSharedInformerFactory struct {
-	*gvrfactory.Factory
+	*gvrfactory.Factory[informers.InformerID]
 	// options are the module's options the DynamicSharedInformerOptions
 	// gave, applied after the client.
 	options []informers.SharedInformerOption
@@ -147,28 +147,55 @@ type dynamicSharedInformerFactory struct {
 
 var _ Factory = &dynamicSharedInformerFactory{}
 
-var form = gvrfactory.Form{
-	Form:    informers.FormDynamic,
+var form = gvrfactory.Form[informers.InformerID]{
 	Example: &unstructured.Unstructured{},
-	Options: []informers.SharedInformerOption{informers.WithDynamicBuiltIns()},
-	Get: func(f informers.Factory, resource schema.GroupVersionResource) (informers.GenericInformer, error) {
-		return f.ForResource(resource)
+	ID: func(resource schema.GroupVersionResource) informers.InformerID {
+		return informers.InformerID{Form: informers.FormDynamic, Resource: resource, Type: reflect.TypeOf(&unstructured.Unstructured{})}
+	},
+	Resource: func(id informers.InformerID) (schema.GroupVersionResource, bool) {
+		return id.Resource, id.Form == informers.FormDynamic
 	},
 	Lister: func(indexer cache.Indexer, resource schema.GroupVersionResource) cache.GenericLister {
 		return dynamiclister.NewRuntimeObjectShim(dynamiclister.New(indexer, resource))
 	},
 }
 
-func newFactory(client dynamic.Interface, defaultResync time.Duration, base []informers.SharedInformerOption, options []DynamicSharedInformerOption) (*dynamicSharedInformerFactory, []error) {
+// newFactory builds the factory on a root factory of its own, without a
+// typed client. With check (New) invalid input is an error and no factory
+// is returned; without, as client-go's constructors, it is logged.
+func newFactory(client dynamic.Interface, defaultResync time.Duration, base []informers.SharedInformerOption, options []DynamicSharedInformerOption, check bool) (*dynamicSharedInformerFactory, error) {
 	f, errs := gvrfactory.Apply(&dynamicSharedInformerFactory{}, options)
+	all := []informers.SharedInformerOption{informers.WithoutClientset(), informers.WithDynamicBuiltIns()}
 	// A nil client is kept out of the root factory's options, where it
 	// would be a second error; New reports it once.
 	if client != nil {
-		base = append([]informers.SharedInformerOption{informers.WithDynamicClient(client)}, base...)
+		all = append(all, informers.WithDynamicClient(client))
+	} else if check {
+		errs = append(errs, errors.New("the dynamic.Interface is nil"))
 	}
-	gf, rootErrs := gvrfactory.New(form, defaultResync, base, f.options)
-	f.Factory = gf
-	return f, append(errs, rootErrs...)
+	all = append(append(all, base...), f.options...)
+	root, err := gvrfactory.Build("dynamicinformer", check, errs,
+		func() (informers.Factory, error) { return informers.New(nil, defaultResync, all...) },
+		func() informers.Factory {
+			// The client-go compatible constructor's factory is a Factory.
+			return informers.NewSharedInformerFactoryWithOptions(nil, defaultResync, all...).(informers.Factory)
+		})
+	if err != nil {
+		return nil, err
+	}
+	f.Factory = gvrfactory.New(form, root, func(resource schema.GroupVersionResource) (gvrfactory.Informer, error) {
+		return root.ForResource(resource)
+	})
+	return f, nil
+}
+
+// filtered are the root options of the namespace and tweak that client-go's
+// filtered constructors take.
+func filtered(namespace string, tweakListOptions TweakListOptionsFunc) []informers.SharedInformerOption {
+	return gvrfactory.Filtered(namespace, tweakListOptions, informers.WithNamespace,
+		func(tweak func(*metav1.ListOptions)) informers.SharedInformerOption {
+			return informers.WithTweakListOptions(tweak)
+		})
 }
 
 // ForResource returns the shared informer of gvr, of
@@ -185,9 +212,6 @@ func (f *dynamicSharedInformerFactory) ForResource(gvr schema.GroupVersionResour
 // yourself. Besides indexers it has the namespace index. Like a factory's,
 // it reports synced once its first watch has returned.
 func NewFilteredDynamicInformer(client dynamic.Interface, gvr schema.GroupVersionResource, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions TweakListOptionsFunc) informers.GenericInformer {
-	base := gvrfactory.Filtered(namespace, tweakListOptions)
-	if client != nil {
-		base = append([]informers.SharedInformerOption{informers.WithDynamicClient(client)}, base...)
-	}
-	return gvrfactory.Standalone(form, gvr, resyncPeriod, indexers, base)
+	f, _ := newFactory(client, resyncPeriod, filtered(namespace, tweakListOptions), nil, false)
+	return f.Standalone(gvr, indexers)
 }

@@ -18,6 +18,8 @@ package metadatainformer
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,8 +116,7 @@ func NewSharedInformerFactory(client metadata.Interface, defaultResync time.Dura
 // and watch calls go through tweakListOptions. Listers of its informers
 // see only what these filters let through.
 func NewFilteredSharedInformerFactory(client metadata.Interface, defaultResync time.Duration, namespace string, tweakListOptions TweakListOptionsFunc) SharedInformerFactory {
-	f, errs := newFactory(client, defaultResync, gvrfactory.Filtered(namespace, tweakListOptions), nil)
-	gvrfactory.Log(errs)
+	f, _ := newFactory(client, defaultResync, filtered(namespace, tweakListOptions), nil, false)
 	return f
 }
 
@@ -123,8 +124,7 @@ func NewFilteredSharedInformerFactory(client metadata.Interface, defaultResync t
 // options. It cannot return an error: it logs each invalid option (see
 // [WithFactoryOptions]); [New] returns them instead.
 func NewSharedInformerFactoryWithOptions(client metadata.Interface, defaultResync time.Duration, options ...SharedInformerOption) SharedInformerFactory {
-	f, errs := newFactory(client, defaultResync, nil, options)
-	gvrfactory.Log(errs)
+	f, _ := newFactory(client, defaultResync, nil, options, false)
 	return f
 }
 
@@ -133,8 +133,8 @@ func NewSharedInformerFactoryWithOptions(client metadata.Interface, defaultResyn
 // client, a negative resync period or an invalid option is an error that
 // names the problem, and no factory is returned.
 func New(client metadata.Interface, defaultResync time.Duration, options ...SharedInformerOption) (Factory, error) {
-	f, optionErrs := newFactory(client, defaultResync, nil, options)
-	if err := gvrfactory.CheckNew("metadatainformer", "metadata.Interface", client == nil, defaultResync, optionErrs); err != nil {
+	f, err := newFactory(client, defaultResync, nil, options, true)
+	if err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -144,7 +144,7 @@ func New(client metadata.Interface, defaultResync time.Duration, options ...Shar
 // name matches client-go's, so that SharedInformerOption has the same
 // signature.
 type metadataSharedInformerFactory struct {
-	*gvrfactory.Factory
+	*gvrfactory.Factory[informers.InformerID]
 	// options are the module's options the SharedInformerOptions gave,
 	// applied after the client.
 	options []informers.SharedInformerOption
@@ -152,27 +152,55 @@ type metadataSharedInformerFactory struct {
 
 var _ Factory = &metadataSharedInformerFactory{}
 
-var form = gvrfactory.Form{
-	Form:    informers.FormMetadata,
+var form = gvrfactory.Form[informers.InformerID]{
 	Example: &metav1.PartialObjectMetadata{},
-	Get: func(f informers.Factory, resource schema.GroupVersionResource) (informers.GenericInformer, error) {
-		return f.ForMetadata(resource)
+	ID: func(resource schema.GroupVersionResource) informers.InformerID {
+		return informers.InformerID{Form: informers.FormMetadata, Resource: resource, Type: reflect.TypeOf(&metav1.PartialObjectMetadata{})}
+	},
+	Resource: func(id informers.InformerID) (schema.GroupVersionResource, bool) {
+		return id.Resource, id.Form == informers.FormMetadata
 	},
 	Lister: func(indexer cache.Indexer, resource schema.GroupVersionResource) cache.GenericLister {
 		return metadatalister.NewRuntimeObjectShim(metadatalister.New(indexer, resource))
 	},
 }
 
-func newFactory(client metadata.Interface, defaultResync time.Duration, base []informers.SharedInformerOption, options []SharedInformerOption) (*metadataSharedInformerFactory, []error) {
+// newFactory builds the factory on a root factory of its own, without a
+// typed client. With check (New) invalid input is an error and no factory
+// is returned; without, as client-go's constructors, it is logged.
+func newFactory(client metadata.Interface, defaultResync time.Duration, base []informers.SharedInformerOption, options []SharedInformerOption, check bool) (*metadataSharedInformerFactory, error) {
 	f, errs := gvrfactory.Apply(&metadataSharedInformerFactory{}, options)
+	all := []informers.SharedInformerOption{informers.WithoutClientset()}
 	// A nil client is kept out of the root factory's options, where it
 	// would be a second error; New reports it once.
 	if client != nil {
-		base = append([]informers.SharedInformerOption{informers.WithMetadataClient(client)}, base...)
+		all = append(all, informers.WithMetadataClient(client))
+	} else if check {
+		errs = append(errs, errors.New("the metadata.Interface is nil"))
 	}
-	gf, rootErrs := gvrfactory.New(form, defaultResync, base, f.options)
-	f.Factory = gf
-	return f, append(errs, rootErrs...)
+	all = append(append(all, base...), f.options...)
+	root, err := gvrfactory.Build("metadatainformer", check, errs,
+		func() (informers.Factory, error) { return informers.New(nil, defaultResync, all...) },
+		func() informers.Factory {
+			// The client-go compatible constructor's factory is a Factory.
+			return informers.NewSharedInformerFactoryWithOptions(nil, defaultResync, all...).(informers.Factory)
+		})
+	if err != nil {
+		return nil, err
+	}
+	f.Factory = gvrfactory.New(form, root, func(resource schema.GroupVersionResource) (gvrfactory.Informer, error) {
+		return root.ForMetadata(resource)
+	})
+	return f, nil
+}
+
+// filtered are the root options of the namespace and tweak that client-go's
+// filtered constructors take.
+func filtered(namespace string, tweakListOptions TweakListOptionsFunc) []informers.SharedInformerOption {
+	return gvrfactory.Filtered(namespace, tweakListOptions, informers.WithNamespace,
+		func(tweak func(*metav1.ListOptions)) informers.SharedInformerOption {
+			return informers.WithTweakListOptions(tweak)
+		})
 }
 
 // ForResource returns the shared informer of gvr, of
@@ -189,9 +217,6 @@ func (f *metadataSharedInformerFactory) ForResource(gvr schema.GroupVersionResou
 // yourself. Besides indexers it has the namespace index. Like a factory's,
 // it reports synced once its first watch has returned.
 func NewFilteredMetadataInformer(client metadata.Interface, gvr schema.GroupVersionResource, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions TweakListOptionsFunc) informers.GenericInformer {
-	base := gvrfactory.Filtered(namespace, tweakListOptions)
-	if client != nil {
-		base = append([]informers.SharedInformerOption{informers.WithMetadataClient(client)}, base...)
-	}
-	return gvrfactory.Standalone(form, gvr, resyncPeriod, indexers, base)
+	f, _ := newFactory(client, resyncPeriod, filtered(namespace, tweakListOptions), nil, false)
+	return f.Standalone(gvr, indexers)
 }

@@ -17,7 +17,9 @@ limitations under the License.
 // Package gvrfactory is what the dynamicinformer and metadatainformer
 // packages share: client-go's factory contract keyed by resource
 // (ForResource without an error, WaitForCacheSync by GroupVersionResource)
-// on top of the module's one factory, which serves the informers.
+// on top of the module's one factory, which serves the informers. It knows
+// that factory only through the Root a drop-in package hands it, so that it
+// stays below the root package; ID is the root's InformerID.
 package gvrfactory
 
 import (
@@ -25,11 +27,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -38,31 +38,44 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-
-	"github.com/kubeinformers/informers"
-	"github.com/kubeinformers/informers/internal/untyped"
-	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
-// Form says which of the factory's forms a Factory serves.
-type Form struct {
-	// Form is the root factory's form (dynamic or metadata).
-	Form informers.Form
+// Root is the part of the module's factory (informers.Factory) that a
+// Factory uses.
+type Root[ID comparable] interface {
+	StartWithContext(ctx context.Context)
+	Shutdown()
+	WaitForCacheSyncWithContext(ctx context.Context) cache.SyncResult
+	RemoveInformer(resource schema.GroupVersionResource) bool
+	Ready() error
+	SyncStatus() map[ID]bool
+	Notices() []string
+}
+
+// Informer is what the root factory hands out per resource
+// (informers.GenericInformer).
+type Informer interface {
+	Informer() cache.SharedIndexInformer
+}
+
+// Form says which of the root factory's forms a Factory serves.
+type Form[ID comparable] struct {
 	// Example is an object of the cached type.
 	Example runtime.Object
-	// Options are the root options that make the root factory serve this
-	// form for every resource, given before the user's.
-	Options []informers.SharedInformerOption
-	// Get returns the root factory's informer of resource in this form.
-	Get func(f informers.Factory, resource schema.GroupVersionResource) (informers.GenericInformer, error)
+	// ID names the root's informer of resource in this form; Resource
+	// says whether id is one of this form's, and its resource.
+	ID       func(resource schema.GroupVersionResource) ID
+	Resource func(id ID) (schema.GroupVersionResource, bool)
 	// Lister builds the lister client-go's informer of this form has.
 	Lister func(indexer cache.Indexer, resource schema.GroupVersionResource) cache.GenericLister
 }
 
 // Factory is client-go's dynamic or metadata factory on the root factory.
-type Factory struct {
-	form Form
-	root informers.Factory
+type Factory[ID comparable] struct {
+	form Form[ID]
+	root Root[ID]
+	// get returns the root factory's informer of resource in this form.
+	get func(resource schema.GroupVersionResource) (Informer, error)
 
 	mu sync.Mutex
 	// handed keeps the GenericInformer handed out per resource, so that
@@ -81,29 +94,16 @@ type refusal struct {
 	started  bool
 }
 
-// New builds the root factory without a typed client from the form's
-// options, the base options (client, namespace, tweak) and the user's, in
-// that order. It returns the factory and what was wrong with the options;
-// the factory is usable either way (an invalid narrowing option keeps the
-// informers it was meant for from running).
-func New(form Form, defaultResync time.Duration, base, user []informers.SharedInformerOption) (*Factory, []error) {
-	all := make([]any, 0, len(form.Options)+len(base)+len(user))
-	for _, list := range [][]informers.SharedInformerOption{form.Options, base, user} {
-		for _, o := range list {
-			if o == nil {
-				all = append(all, nil) // reported by the root, by position
-				continue
-			}
-			all = append(all, o)
-		}
-	}
-	root, errs := untyped.New(defaultResync, all)
-	return &Factory{
+// New returns the Factory of form over root, whose informer of a resource
+// get returns.
+func New[ID comparable](form Form[ID], root Root[ID], get func(schema.GroupVersionResource) (Informer, error)) *Factory[ID] {
+	return &Factory[ID]{
 		form:    form,
-		root:    root.(informers.Factory),
+		root:    root,
+		get:     get,
 		handed:  make(map[schema.GroupVersionResource]*GenericInformer),
 		refused: make(map[schema.GroupVersionResource]*refusal),
-	}, errs
+	}
 }
 
 // Apply applies a drop-in package's own options to f in order, as client-go
@@ -123,34 +123,43 @@ func Apply[F comparable, O ~func(F) F](f F, options []O) (F, []error) {
 	return f, errs
 }
 
-// Filtered are the root options of the namespace and tweak that client-go's
-// filtered constructors take.
-func Filtered(namespace string, tweakListOptions func(*metav1.ListOptions)) []informers.SharedInformerOption {
-	var opts []informers.SharedInformerOption
+// Filtered are the options of the namespace and tweak that client-go's
+// filtered constructors take, made by the root's option functions
+// withNamespace and withTweak: none for all namespaces and no tweak.
+func Filtered[O any](namespace string, tweakListOptions func(*metav1.ListOptions), withNamespace func(string) O, withTweak func(func(*metav1.ListOptions)) O) []O {
+	var opts []O
 	if namespace != metav1.NamespaceAll {
-		opts = append(opts, informers.WithNamespace(namespace))
+		opts = append(opts, withNamespace(namespace))
 	}
 	if tweakListOptions != nil {
-		opts = append(opts, informers.WithTweakListOptions(internalinterfaces.TweakListOptionsFunc(tweakListOptions)))
+		opts = append(opts, withTweak(tweakListOptions))
 	}
 	return opts
 }
 
-// CheckNew is the input check of a drop-in package's New: a nil client
-// (named by clientType), a negative resync period and the option errors,
-// joined into one error prefixed with the package's name; nil if none.
-func CheckNew(pkg, clientType string, clientNil bool, defaultResync time.Duration, optionErrs []error) error {
-	var errs []error
-	if clientNil {
-		errs = append(errs, fmt.Errorf("the %s is nil", clientType))
+// Build builds the root factory of a drop-in package (pkg) whose own
+// options had errs. Under check, as the package's New: strict builds it or
+// says why not, and any error is one error prefixed with pkg. Otherwise,
+// as client-go's constructors, which cannot fail: errs are logged, and
+// lenient builds it, logging its own.
+func Build[R any](pkg string, check bool, errs []error, strict func() (R, error), lenient func() R) (R, error) {
+	if !check {
+		Log(errs)
+		return lenient(), nil
 	}
-	if defaultResync < 0 {
-		errs = append(errs, fmt.Errorf("the default resync period %v is negative", defaultResync))
+	root, err := strict()
+	if err != nil {
+		// The root's "informers: " prefix gives way to pkg's.
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		errs = append(errs, err)
 	}
-	if err := errors.Join(append(errs, optionErrs...)...); err != nil {
-		return fmt.Errorf("%s: %w", pkg, err)
+	if len(errs) > 0 {
+		var zero R
+		return zero, fmt.Errorf("%s: %w", pkg, errors.Join(errs...))
 	}
-	return nil
+	return root, nil
 }
 
 // Log logs option errors as the root's client-go compatible constructors do.
@@ -165,8 +174,8 @@ func Log(errs []error) {
 // that never runs, which WaitForCacheSync reports as not synced and Ready
 // names with the reason: client-go's would send requests that cannot
 // succeed, for ever.
-func (f *Factory) ForResource(resource schema.GroupVersionResource) *GenericInformer {
-	gi, err := f.form.Get(f.root, resource)
+func (f *Factory[ID]) ForResource(resource schema.GroupVersionResource) *GenericInformer {
+	gi, err := f.get(resource)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err != nil {
@@ -185,17 +194,17 @@ func (f *Factory) ForResource(resource schema.GroupVersionResource) *GenericInfo
 	return h
 }
 
-func (f *Factory) newGeneric(informer cache.SharedIndexInformer, resource schema.GroupVersionResource) *GenericInformer {
+func (f *Factory[ID]) newGeneric(informer cache.SharedIndexInformer, resource schema.GroupVersionResource) *GenericInformer {
 	return &GenericInformer{informer: informer, resource: resource, lister: f.form.Lister}
 }
 
 // Start runs every informer requested so far that is not running yet.
-func (f *Factory) Start(stopCh <-chan struct{}) {
+func (f *Factory[ID]) Start(stopCh <-chan struct{}) {
 	f.StartWithContext(wait.ContextForChannel(stopCh))
 }
 
 // StartWithContext is Start until ctx is done.
-func (f *Factory) StartWithContext(ctx context.Context) {
+func (f *Factory[ID]) StartWithContext(ctx context.Context) {
 	f.mu.Lock()
 	if !f.shutDown {
 		for _, r := range f.refused {
@@ -208,7 +217,7 @@ func (f *Factory) StartWithContext(ctx context.Context) {
 
 // Shutdown marks the factory as shut down and waits for its informers'
 // goroutines to end.
-func (f *Factory) Shutdown() {
+func (f *Factory[ID]) Shutdown() {
 	f.mu.Lock()
 	f.shutDown = true
 	f.mu.Unlock()
@@ -217,7 +226,7 @@ func (f *Factory) Shutdown() {
 
 // WaitForCacheSync waits until every started informer has synced, or one
 // cannot, or stopCh is closed, and reports each by resource.
-func (f *Factory) WaitForCacheSync(stopCh <-chan struct{}) map[schema.GroupVersionResource]bool {
+func (f *Factory[ID]) WaitForCacheSync(stopCh <-chan struct{}) map[schema.GroupVersionResource]bool {
 	synced, _ := f.WaitSynced(wait.ContextForChannel(stopCh))
 	return synced
 }
@@ -225,12 +234,12 @@ func (f *Factory) WaitForCacheSync(stopCh <-chan struct{}) map[schema.GroupVersi
 // WaitSynced is WaitForCacheSync with a context; the error
 // names each informer that has not synced and why, and wraps the context's
 // cause when ctx ended first.
-func (f *Factory) WaitSynced(ctx context.Context) (map[schema.GroupVersionResource]bool, error) {
+func (f *Factory[ID]) WaitSynced(ctx context.Context) (map[schema.GroupVersionResource]bool, error) {
 	res := f.root.WaitForCacheSyncWithContext(ctx)
 	synced := make(map[schema.GroupVersionResource]bool)
 	for id, ok := range f.root.SyncStatus() {
-		if id.Form == f.form.Form {
-			synced[id.Resource] = ok
+		if resource, mine := f.form.Resource(id); mine {
+			synced[resource] = ok
 		}
 	}
 	errs := []error{res.Err}
@@ -252,7 +261,7 @@ func (f *Factory) WaitSynced(ctx context.Context) (map[schema.GroupVersionResour
 
 // RemoveInformer stops and drops the informer of resource; see
 // [informers.Factory.RemoveInformer].
-func (f *Factory) RemoveInformer(resource schema.GroupVersionResource) bool {
+func (f *Factory[ID]) RemoveInformer(resource schema.GroupVersionResource) bool {
 	f.mu.Lock()
 	_, refused := f.refused[resource]
 	delete(f.refused, resource)
@@ -263,7 +272,7 @@ func (f *Factory) RemoveInformer(resource schema.GroupVersionResource) bool {
 
 // Ready is [informers.Factory.Ready], naming also the resources
 // ForResource could not serve.
-func (f *Factory) Ready() error {
+func (f *Factory[ID]) Ready() error {
 	var problems []string
 	if err := f.root.Ready(); err != nil {
 		problems = append(problems, strings.TrimPrefix(err.Error(), "informers not ready: "))
@@ -271,7 +280,7 @@ func (f *Factory) Ready() error {
 	f.mu.Lock()
 	for _, resource := range slices.SortedFunc(maps.Keys(f.refused), compareResources) {
 		if r := f.refused[resource]; r.started {
-			problems = append(problems, fmt.Sprintf("%s: not started: %v", f.id(resource), r.err))
+			problems = append(problems, fmt.Sprintf("%v: not started: %v", f.form.ID(resource), r.err))
 		}
 	}
 	f.mu.Unlock()
@@ -283,36 +292,30 @@ func (f *Factory) Ready() error {
 
 // SyncStatus is [informers.Factory.SyncStatus], with the resources
 // ForResource could not serve as not synced.
-func (f *Factory) SyncStatus() map[informers.InformerID]bool {
+func (f *Factory[ID]) SyncStatus() map[ID]bool {
 	out := f.root.SyncStatus()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for resource, r := range f.refused {
 		if r.started {
-			out[f.id(resource)] = false
+			out[f.form.ID(resource)] = false
 		}
 	}
 	return out
 }
 
 // Notices is [informers.Factory.Notices].
-func (f *Factory) Notices() []string { return f.root.Notices() }
-
-func (f *Factory) id(resource schema.GroupVersionResource) informers.InformerID {
-	return informers.InformerID{Form: f.form.Form, Resource: resource, Type: reflect.TypeOf(f.form.Example)}
-}
+func (f *Factory[ID]) Notices() []string { return f.root.Notices() }
 
 func compareResources(a, b schema.GroupVersionResource) int {
 	return strings.Compare(a.String(), b.String())
 }
 
-// Standalone returns the informer of one resource, built by a factory of
-// its own that is never started: the caller runs the informer.
-func Standalone(form Form, resource schema.GroupVersionResource, resyncPeriod time.Duration, indexers cache.Indexers, base []informers.SharedInformerOption) *GenericInformer {
-	f, errs := New(form, resyncPeriod, base, nil)
-	Log(errs)
+// Standalone returns the informer of one resource of f, a factory of its
+// own that is never started: the caller runs the informer. Besides
+// indexers it has the namespace index, as every factory informer.
+func (f *Factory[ID]) Standalone(resource schema.GroupVersionResource, indexers cache.Indexers) *GenericInformer {
 	gi := f.ForResource(resource)
-	// Every factory informer has the namespace index; add the others.
 	extra := maps.Clone(indexers)
 	delete(extra, cache.NamespaceIndex)
 	if len(extra) > 0 {
