@@ -23,8 +23,6 @@ import (
 	"reflect"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/kubeinformers/informers/internal/binding"
 	"github.com/kubeinformers/informers/sharding"
 )
@@ -36,13 +34,6 @@ import (
 // code calls gensupport.Bind, which hands each resource to BindResource;
 // its informers are then built by the one get-or-build path (create.go).
 
-// bindings are the factory's bound resources, by resource and by Go type;
-// guarded by the factory's lock.
-type bindings struct {
-	byResource map[schema.GroupVersionResource]*binding.Resource
-	byType     map[reflect.Type]*binding.Resource
-}
-
 var _ binding.Host = &sharedInformerFactory{}
 
 // BindResource implements binding.Host: it binds r to the factory, refused
@@ -51,23 +42,13 @@ var _ binding.Host = &sharedInformerFactory{}
 func (f *sharedInformerFactory) BindResource(r *binding.Resource, clientErr error) (*binding.Resource, error) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
-	if f.bindings.byResource == nil {
-		f.bindings.byResource = make(map[schema.GroupVersionResource]*binding.Resource)
-		f.bindings.byType = make(map[reflect.Type]*binding.Resource)
-	}
 	if isBuiltIn(r.Resource) {
 		return nil, fmt.Errorf("%v: it is a built-in resource, which the factory serves already", r.Resource)
 	}
-	if prev := f.bindings.byResource[r.Resource]; prev != nil {
-		if prev.Type != r.Type || prev.Namespaced != r.Namespaced {
-			return nil, fmt.Errorf("%v: already bound to %v (%s); cannot bind it to %v (%s)", r.Resource, prev.Type, scope(prev.Namespaced), r.Type, scope(r.Namespaced))
-		}
-		return prev, nil
+	if prev := f.bindings.Of(r.Resource); prev != nil {
+		return f.bindings.Add(r) // the same binding again, or a conflict
 	}
-	if prev := f.bindings.byType[r.Type]; prev != nil {
-		return nil, fmt.Errorf("%v: its type %v is already bound to %v", r.Resource, r.Type, prev.Resource)
-	}
-	if e := f.byType[r.Type]; e != nil {
+	if f.byType[r.Type] != nil && f.bindings.OfType(r.Type) == nil {
 		return nil, fmt.Errorf("%v: an informer of %v was built by InformerFor before the binding; bind before requesting informers", r.Resource, r.Type)
 	}
 	var refusals []error
@@ -82,8 +63,9 @@ func (f *sharedInformerFactory) BindResource(r *binding.Resource, clientErr erro
 		r.Refused = errors.Join(refusals...)
 		err = fmt.Errorf("%v: %w", r.Resource, r.Refused)
 	}
-	f.bindings.byResource[r.Resource] = r
-	f.bindings.byType[r.Type] = r
+	if _, addErr := f.bindings.Add(r); addErr != nil {
+		return nil, addErr
+	}
 	return r, err
 }
 
@@ -116,14 +98,7 @@ func (f *sharedInformerFactory) checkScope(r *binding.Resource) error {
 func (f *sharedInformerFactory) boundType(t reflect.Type) *binding.Resource {
 	f.lock.Lock()
 	defer f.lock.Unlock()
-	return f.bindings.byType[t]
-}
-
-func scope(namespaced bool) string {
-	if namespaced {
-		return "namespaced"
-	}
-	return "cluster-scoped"
+	return f.bindings.OfType(t)
 }
 
 // unservedOptions names the resources given [WithResourceOptions] that
@@ -136,7 +111,7 @@ func (f *sharedInformerFactory) unservedOptions() []string {
 	}
 	var out []string
 	for _, resource := range slices.SortedFunc(maps.Keys(f.resourceOptions), compareResources) {
-		if !isBuiltIn(resource) && f.bindings.byResource[resource] == nil {
+		if !isBuiltIn(resource) && f.bindings.Of(resource) == nil {
 			out = append(out, fmt.Sprintf("WithResourceOptions(%v): no informer serves it: the resource is not built in, not bound (a generated New, gensupport.Bind) and the factory has no dynamic or metadata client (NewForConfig, WithDynamicClient)", resource))
 		}
 	}

@@ -34,6 +34,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/accessor"
+	"github.com/kubeinformers/informers/internal/binding"
 	"github.com/kubeinformers/informers/internal/meter"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
@@ -113,7 +114,7 @@ type sharedInformerFactory struct {
 	entries map[registryKey]*entry
 	byType  map[reflect.Type]*entry
 	// bindings are the typed resources bound by gensupport.Bind (bind.go).
-	bindings bindings
+	bindings binding.Table
 	// wg counts running informer goroutines, for Shutdown.
 	wg sync.WaitGroup
 	// shuttingDown is set by Shutdown; Start does nothing afterwards.

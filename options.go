@@ -26,12 +26,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/multinamespace"
 	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/internalinterfaces"
 	"github.com/kubeinformers/informers/sharding"
@@ -197,7 +197,7 @@ func WithTweakListOptions(tweakListOptions internalinterfaces.TweakListOptionsFu
 func WithNamespace(namespace string) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		if namespace != metav1.NamespaceAll {
-			if err := checkNamespace(namespace); err != nil {
+			if err := multinamespace.CheckName(namespace); err != nil {
 				factory.invalid(fmt.Errorf("WithNamespace: %w", err))
 			}
 		}
@@ -215,41 +215,13 @@ func WithNamespace(namespace string) SharedInformerOption {
 // namespaced informers do not run (see [NewSharedInformerFactoryWithOptions]).
 func WithNamespaces(namespaces ...string) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
-		if err := checkNamespaces(namespaces); err != nil {
+		if err := multinamespace.Check(namespaces); err != nil {
 			factory.invalidNarrowing(fmt.Errorf("WithNamespaces(%q): %w", namespaces, err), namespacedInformers)
 			return factory
 		}
 		factory.namespaces = slices.Clone(namespaces)
 		return factory
 	}
-}
-
-// checkNamespace is the one check of a namespace name.
-func checkNamespace(ns string) error {
-	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
-		return fmt.Errorf("%q is not a valid namespace name: %s", ns, strings.Join(msgs, "; "))
-	}
-	return nil
-}
-
-// checkNamespaces checks a list of namespaces: at least one, each valid,
-// none twice.
-func checkNamespaces(namespaces []string) error {
-	var errs []error
-	if len(namespaces) == 0 {
-		errs = append(errs, errors.New("no namespace given"))
-	}
-	seen := make(map[string]bool, len(namespaces))
-	for _, ns := range namespaces {
-		if err := checkNamespace(ns); err != nil {
-			errs = append(errs, err)
-		}
-		if seen[ns] {
-			errs = append(errs, fmt.Errorf("namespace %q is given twice", ns))
-		}
-		seen[ns] = true
-	}
-	return errors.Join(errs...)
 }
 
 // WithTransform sets a function that every informer of the factory applies

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/binding"
+	"github.com/kubeinformers/informers/internal/multinamespace"
 	"github.com/kubeinformers/informers/internalinterfaces"
 	"github.com/kubeinformers/informers/sharding"
 )
@@ -135,7 +136,7 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 		errs = append(errs, fmt.Errorf("not a known resource%s", hint))
 	}
 	if o.Namespaces != nil {
-		if err := checkNamespaces(o.Namespaces); err != nil {
+		if err := multinamespace.Check(o.Namespaces); err != nil {
 			errs = append(errs, fmt.Errorf("namespaces: %w", err))
 		}
 	}

@@ -107,7 +107,7 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 	default:
 		s.Namespaces = []string{namespace}
 	}
-	lw.Tweak = joinTweaks(tweak, ro)
+	lw.Tweak = listwatch.JoinTweaks(tweak, ro.LabelSelector, ro.FieldSelector, ro.TweakListOptions)
 
 	s.Resync = f.defaultResync
 	if period, ok := f.customResync[req.id.Type]; ok && req.id.Form == FormTyped {
@@ -123,7 +123,7 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 	if ro.Transform != nil {
 		user = ro.Transform
 	}
-	s.Transform = chainTransforms(user, f.leanTransform)
+	s.Transform = listwatch.ChainTransforms(user, f.leanTransform)
 
 	mode := f.listMode
 	if ro.ListMode != ListModeAuto {
@@ -178,57 +178,6 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 		s.Semantics = listwatch.Semantics(lw.Client, lw.Mode)
 	}
 	return s
-}
-
-// joinTweaks returns the tweak of an informer's requests: the base one
-// (its group's or the factory's) first, then the resource's selectors,
-// appended (AND), then the resource's own tweak, which sees them all. It
-// returns nil when there is nothing to change.
-func joinTweaks(base internalinterfaces.TweakListOptionsFunc, ro ResourceOptions) func(*metav1.ListOptions) {
-	label, field, own := ro.LabelSelector, ro.FieldSelector, ro.TweakListOptions
-	if base == nil && label == "" && field == "" && own == nil {
-		return nil
-	}
-	return func(opts *metav1.ListOptions) {
-		if base != nil {
-			base(opts)
-		}
-		opts.LabelSelector = andSelectors(opts.LabelSelector, label)
-		opts.FieldSelector = andSelectors(opts.FieldSelector, field)
-		if own != nil {
-			own(opts)
-		}
-	}
-}
-
-// andSelectors joins two selectors in the syntax of metav1.ListOptions,
-// where a comma means AND.
-func andSelectors(a, b string) string {
-	switch {
-	case b == "":
-		return a
-	case a == "":
-		return b
-	}
-	return a + "," + b
-}
-
-// chainTransforms returns a transform that applies first, then second;
-// either may be nil.
-func chainTransforms(first, second cache.TransformFunc) cache.TransformFunc {
-	switch {
-	case first == nil:
-		return second
-	case second == nil:
-		return first
-	}
-	return func(obj any) (any, error) {
-		obj, err := first(obj)
-		if err != nil {
-			return nil, err
-		}
-		return second(obj)
-	}
 }
 
 // refusal joins the errors of the invalid narrowing options meant for the

@@ -112,19 +112,6 @@ func TestNewFuncMembership(t *testing.T) {
 	}
 }
 
-// TestChainTransformsError: the chain stops at the first transform that
-// fails.
-func TestChainTransformsError(t *testing.T) {
-	failed := errors.New("first failed")
-	called := false
-	chain := chainTransforms(
-		func(any) (any, error) { return nil, failed },
-		func(obj any) (any, error) { called = true; return obj, nil })
-	if _, err := chain(1); !errors.Is(err, failed) || called {
-		t.Errorf("chain: %v (second called: %v), want the first's error and no second call", err, called)
-	}
-}
-
 // TestSpecStrip: a built-in typed informer of a lean factory decodes
 // protobuf without what the lean transform drops, unless a transform of
 // the user's sees the object first; what it leaves out follows the lean

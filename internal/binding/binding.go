@@ -95,3 +95,46 @@ func ValidateResource(resource schema.GroupVersionResource) error {
 	}
 	return nil
 }
+
+// Table is a factory's bound resources, by resource and by Go type. The
+// factory guards it with its own lock.
+type Table struct {
+	byResource map[schema.GroupVersionResource]*Resource
+	byType     map[reflect.Type]*Resource
+}
+
+// Add binds r unless that conflicts with what is bound already: a
+// resource bound again to the same type and scope returns the first
+// binding; another type or scope for a bound resource, or a second
+// resource for a bound type, is an error.
+func (t *Table) Add(r *Resource) (*Resource, error) {
+	if prev := t.byResource[r.Resource]; prev != nil {
+		if prev.Type != r.Type || prev.Namespaced != r.Namespaced {
+			return nil, fmt.Errorf("%v: already bound to %v (%s); cannot bind it to %v (%s)", r.Resource, prev.Type, scope(prev.Namespaced), r.Type, scope(r.Namespaced))
+		}
+		return prev, nil
+	}
+	if prev := t.byType[r.Type]; prev != nil {
+		return nil, fmt.Errorf("%v: its type %v is already bound to %v", r.Resource, r.Type, prev.Resource)
+	}
+	if t.byResource == nil {
+		t.byResource = make(map[schema.GroupVersionResource]*Resource)
+		t.byType = make(map[reflect.Type]*Resource)
+	}
+	t.byResource[r.Resource] = r
+	t.byType[r.Type] = r
+	return r, nil
+}
+
+// Of returns the binding of a resource, or nil.
+func (t *Table) Of(resource schema.GroupVersionResource) *Resource { return t.byResource[resource] }
+
+// OfType returns the binding of a Go type, or nil.
+func (t *Table) OfType(typ reflect.Type) *Resource { return t.byType[typ] }
+
+func scope(namespaced bool) string {
+	if namespaced {
+		return "namespaced"
+	}
+	return "cluster-scoped"
+}

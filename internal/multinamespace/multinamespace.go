@@ -57,6 +57,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/sharding"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -564,4 +565,32 @@ func (s *serialHandler) OnDelete(obj interface{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.h.OnDelete(obj)
+}
+
+// CheckName is the one check of a namespace name.
+func CheckName(ns string) error {
+	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+		return fmt.Errorf("%q is not a valid namespace name: %s", ns, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// Check checks a list of namespaces: at least one, each valid,
+// none twice.
+func Check(namespaces []string) error {
+	var errs []error
+	if len(namespaces) == 0 {
+		errs = append(errs, errors.New("no namespace given"))
+	}
+	seen := make(map[string]bool, len(namespaces))
+	for _, ns := range namespaces {
+		if err := CheckName(ns); err != nil {
+			errs = append(errs, err)
+		}
+		if seen[ns] {
+			errs = append(errs, fmt.Errorf("namespace %q is given twice", ns))
+		}
+		seen[ns] = true
+	}
+	return errors.Join(errs...)
 }
