@@ -203,14 +203,17 @@ func New(cfg Config) *cache.ListWatch {
 		}
 		mode.list(&opts)
 		obj, err := r.List(ctx, opts)
-		cfg.count(true, err)
+		requestErr := err
 		if err == nil && sh != nil {
 			err = sh.afterList(cur, obj, opts.ShardSelector)
 		}
 		if err == nil && cfg.Pretransform != nil {
 			err = cfg.Pretransform.page(cfg.Namespace, opts.Continue == "", obj)
 		}
+		// Observed before counted: whoever sees the count (a metric, a
+		// test) finds Ready already reporting the error.
 		observe(err)
+		cfg.count(true, requestErr)
 		return obj, err
 	}
 	watchFunc := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
@@ -236,8 +239,8 @@ func New(cfg Config) *cache.ListWatch {
 			}
 		}
 		watched := func(err error) {
-			cfg.count(false, err)
 			observe(err)
+			cfg.count(false, err)
 			opened(err)
 		}
 		var w watch.Interface
