@@ -107,6 +107,7 @@ func build(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, *informerSh
 			Strip:         spec.strip,
 		}
 		h.wire(&cfg, source)
+		follow := h.follow(spec, &cfg, source) // testkit.go: over a fake client only
 		informer = cache.NewSharedIndexInformerWithOptions(
 			cache.ToListWatcherWithWatchListSemantics(listwatch.New(cfg), spec.semantics),
 			spec.example,
@@ -116,6 +117,9 @@ func build(spec *informerSpec, h *hooks) (cache.SharedIndexInformer, *informerSh
 				ObjectDescription: spec.id.Resource.String(),
 				Identifier:        spec.identifier,
 			})
+		if follow != nil {
+			informer = follow(informer)
+		}
 		h.watchErrors(spec.id, informer, source)
 		if spec.informerTransform != nil {
 			if err := informer.SetTransform(spec.informerTransform); err != nil {

@@ -31,6 +31,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/settle"
 )
 
 // This file reports on the factory's informers without making a request:
@@ -54,6 +55,9 @@ type hooks struct {
 	// Ready names a stream that is slow to end or stalled
 	// (internal/listwatch/stall.go) instead of a bare "not synced".
 	streams listwatch.Streams
+	// settle follows each namespace's informer over a fake client, for
+	// informertest.Settle (testkit.go); empty over a real client.
+	settle []*settle.Informer
 }
 
 // newHooks returns the hooks of the informer of spec.

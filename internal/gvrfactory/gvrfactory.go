@@ -40,6 +40,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/internal/settle"
 	"github.com/kubeinformers/informers/internal/untyped"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
@@ -351,4 +352,21 @@ func refusedInformer(example runtime.Object, err error) cache.SharedIndexInforme
 		},
 	}
 	return cache.NewSharedIndexInformer(lw, example, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+}
+
+// SettleTargets is the root factory's (settle.Source, for
+// informertest.Settle), with the resources ForResource could not serve as
+// informers that never run.
+func (f *Factory) SettleTargets() []settle.Target {
+	var out []settle.Target
+	if src, ok := f.root.(settle.Source); ok {
+		out = src.SettleTargets()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, resource := range slices.SortedFunc(maps.Keys(f.refused), compareResources) {
+		r := f.refused[resource]
+		out = append(out, settle.Target{Name: f.id(resource).String(), Refused: r.err, Started: r.started})
+	}
+	return out
 }
