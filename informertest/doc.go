@@ -23,10 +23,8 @@ limitations under the License.
 //     informer of the factory, and every handler has returned: the test
 //     asserts right after it, exactly.
 //   - [StampResourceVersions] makes a fake client give objects increasing
-//     resource versions, as a server does, so that an update reaches the
-//     handlers as an update (client-go treats an update that keeps the
-//     resource version as a resync) and read-your-writes has something to
-//     compare.
+//     resource versions, as a server does, so that an update is not
+//     taken for a resync and read-your-writes has something to compare.
 //   - [Faults] makes a resource's watch end or expire (410 Gone), and
 //     forbids a resource (403) and allows it again, so that a test reaches
 //     the code paths production reaches: relists, Ready, SyncStatus.

@@ -50,10 +50,11 @@ type FakeClient interface {
 // applied.
 //
 // client-go's fakes leave resource versions as the test wrote them,
-// usually empty, and a shared informer delivers an update whose resource
-// version did not change as a resync: only to handlers with a resync
-// period. With this, updates reach every handler, and an informer's
-// resource versions can be compared (read-your-writes).
+// usually empty. A shared informer takes an update that keeps the
+// resource version for a resync: once it has a resync period, only the
+// handlers whose resync is due get it. With this, updates are updates,
+// an informer's resource versions can be compared (read-your-writes),
+// and a watch resumes where it ended, as on a server.
 //
 // Call it right after building the client, before adding reactors of your
 // own: it prepends a reactor for every verb, which comes before those

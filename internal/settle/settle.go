@@ -389,10 +389,10 @@ func transform(t cache.TransformFunc) cache.TransformFunc {
 // the cache has been updated even where no one else listens.
 type probe struct{}
 
-func (probe) OnAdd(any, bool)    {}
-func (probe) OnUpdate(any, any)  {}
-func (probe) OnDelete(any)       {}
-func (probe) String() string     { return "the informer's cache" }
+func (probe) OnAdd(any, bool)     {}
+func (probe) OnUpdate(any, any)   {}
+func (probe) OnDelete(any)        {}
+func (probe) String() string      { return "the informer's cache" }
 func (h *handler) String() string { return handlerName(h.inner) }
 
 // handlerName names a handler in errors.
