@@ -233,7 +233,9 @@ func TestSettleDynamic(t *testing.T) {
 
 func TestSettleMetadata(t *testing.T) {
 	scheme := runtime.NewScheme()
-	metav1.AddMetaToScheme(scheme)
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
 	client := fakemetadata.NewSimpleMetadataClient(scheme)
 	informertest.StampResourceVersions(client)
 	f := metadatainformer.NewSharedInformerFactory(client, 0)
@@ -246,11 +248,11 @@ func TestSettleMetadata(t *testing.T) {
 		}
 	}
 	run(t, f, informer, writer{
-		create: func(ctx context.Context, i int) error {
+		create: func(_ context.Context, i int) error {
 			_, err := res.CreateFake(object(i), metav1.CreateOptions{})
 			return err
 		},
-		update: func(ctx context.Context, i int) error {
+		update: func(_ context.Context, i int) error {
 			o := object(i)
 			o.Labels = map[string]string{"updated": "yes"}
 			_, err := res.UpdateFake(o, metav1.UpdateOptions{})
