@@ -387,7 +387,7 @@ func TestSeveralNamespaces(t *testing.T) {
 	if err := client.CoreV1().Pods("a").Delete(ctx, "p1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, func() bool { mu.Lock(); defer mu.Unlock(); return len(events) == 4 })
+	settle(t, ctx, f)
 	mu.Lock()
 	got := slices.Clone(events)
 	mu.Unlock()
