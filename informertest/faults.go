@@ -158,7 +158,7 @@ func (f *Faults) fail(resource schema.GroupVersionResource, status *metav1.Statu
 // error, as a server does once the client may no longer read the
 // resource. Writes still succeed, so that a test can change what the
 // informer will find when it is allowed again. The informer retries with
-// client-go's backoff; [informers.Factory.Ready] names the error.
+// client-go's backoff; [github.com/kubeinformers/informers.Factory.Ready] names the error.
 func (f *Faults) Forbid(resource schema.GroupVersionResource) {
 	f.mu.Lock()
 	f.forbidden[resource] = true
@@ -179,7 +179,7 @@ func (f *Faults) Allow(resource schema.GroupVersionResource) {
 // been refused by [Faults.Forbid] in all, or with ctx's error. An
 // informer makes a request after it has handled the refusal of the one
 // before (recorded it for Ready, and backed off), so after the second
-// refusal the first is in [informers.Factory.Ready].
+// refusal the first is in [github.com/kubeinformers/informers.Factory.Ready].
 func (f *Faults) WaitRefused(ctx context.Context, resource schema.GroupVersionResource, n int) error {
 	for {
 		f.mu.Lock()

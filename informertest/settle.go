@@ -25,12 +25,12 @@ import (
 	"github.com/kubeinformers/informers/internal/settle"
 )
 
-// Factory is any factory of this module, as a test has it:
-// [informers.Factory] (from [informers.New] and [informers.NewForConfig]),
-// the [informers.SharedInformerFactory] of the client-go compatible
-// constructors, the factories of the dynamicinformer and metadatainformer
-// packages, and the factories kubeinformers-gen generates for a user's own
-// types. Each has these methods; Settle finds the rest itself.
+// Factory is any factory of this module, as a test has it: the Factory
+// of [github.com/kubeinformers/informers.New] and NewForConfig, the
+// SharedInformerFactory of the client-go compatible constructors, the
+// factories of the dynamicinformer and metadatainformer packages, and the
+// factories kubeinformers-gen generates for a user's own types. Each has
+// these methods; Settle finds the rest itself.
 type Factory interface {
 	Start(stopCh <-chan struct{})
 	Shutdown()
