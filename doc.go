@@ -99,11 +99,13 @@ limitations under the License.
 //	builtins.go          which resources are built in: SupportedResources, IsNamespaced, near-miss hints
 //	dynamic_builtins.go  WithDynamicBuiltIns: ForResource serves built-in resources as dynamic informers too
 //	bind.go              the factory's side of binding a user's own typed resources (ResolveBound is in create.go)
+//	testkit.go           the factory's side of the test kit: over a fake client, each informer is followed by internal/settle
 //
 // Beside it:
 //
 //	dynamicinformer          drop-in for client-go's dynamic/dynamicinformer, over this factory
 //	metadatainformer         drop-in for client-go's metadata/metadatainformer, over this factory
+//	informertest             the test kit for controllers on fake clients: Settle, StampResourceVersions, Faults
 //	gensupport               what kubeinformers-gen's output for a user's own API types builds on: Bind, Kind, TypedResource
 //	sharding                 shard selectors and the Lease-based membership
 //	internalinterfaces       client-go's interfaces of the generated packages
@@ -116,6 +118,7 @@ limitations under the License.
 //	internal/accessor        the per-kind logic the generated accessors bind to
 //	internal/binding         a bound typed resource, as the factory and gensupport both see it
 //	internal/gvrfactory      client-go's dynamic and metadata factory contract, over the Root a drop-in hands it
+//	internal/settle          how informertest.Settle follows an informer over a fake client: watch stream markers, handler wrappers
 //
 // docs/architecture.md in the repository walks through the creation path
 // step by step.

@@ -38,6 +38,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/kubeinformers/informers/internal/settle"
 )
 
 // Root is the part of the module's factory (informers.Factory) that a
@@ -354,4 +356,21 @@ func refusedInformer(example runtime.Object, err error) cache.SharedIndexInforme
 		},
 	}
 	return cache.NewSharedIndexInformer(lw, example, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+}
+
+// SettleTargets is the root factory's (settle.Source, for
+// informertest.Settle), with the resources ForResource could not serve as
+// informers that never run.
+func (f *Factory[ID]) SettleTargets() []settle.Target {
+	var out []settle.Target
+	if src, ok := any(f.root).(settle.Source); ok {
+		out = src.SettleTargets()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, resource := range slices.SortedFunc(maps.Keys(f.refused), compareResources) {
+		r := f.refused[resource]
+		out = append(out, settle.Target{Name: fmt.Sprint(f.form.ID(resource)), Refused: r.err, Started: r.started})
+	}
+	return out
 }

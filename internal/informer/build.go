@@ -105,6 +105,7 @@ func Build(spec *Spec, h *Hooks) Built {
 			Store:     func() cache.Store { return informer.GetStore() },
 		}
 		h.wire(&cfg, source)
+		follow := h.follow(spec, &cfg, source) // settle.go: over a fake client only
 		informer = cache.NewSharedIndexInformerWithOptions(
 			cache.ToListWatcherWithWatchListSemantics(listwatch.New(cfg), spec.Semantics),
 			spec.ListWatch.Example,
@@ -114,6 +115,9 @@ func Build(spec *Spec, h *Hooks) Built {
 				ObjectDescription: spec.Resource.String(),
 				Identifier:        spec.Identifier,
 			})
+		if follow != nil {
+			informer = follow(informer)
+		}
 		h.watchErrors(spec.Name, informer, source)
 		if spec.InformerTransform != nil {
 			if err := informer.SetTransform(spec.InformerTransform); err != nil {

@@ -32,6 +32,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/meter"
+	"github.com/kubeinformers/informers/internal/settle"
 )
 
 // Hooks are what one informer reports to: the health of its sources, the
@@ -53,6 +54,11 @@ type Hooks struct {
 	// Ready names a stream that is slow to end or stalled
 	// (internal/listwatch/stall.go) instead of a bare "not synced".
 	Streams listwatch.Streams
+	// settle follows each namespace's informer over a fake client, for
+	// informertest.Settle (settle.go); empty over a real client, whose
+	// client is then kept to name it.
+	settle []*settle.Informer
+	client any
 }
 
 // NewHooks returns the hooks of the informer of spec, in a factory whose

@@ -215,11 +215,7 @@ func TestBoundLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"add a/g1", "add a/g2", "update a/g1 replicas=3", "delete a/g2"}
-	waitFor(t, ctx, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(events) >= len(want)
-	})
+	settle(t, ctx, factory)
 	mu.Lock()
 	got := slices.Clone(events)
 	mu.Unlock()

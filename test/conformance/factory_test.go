@@ -302,7 +302,10 @@ func TestRemoveInformer(t *testing.T) {
 	if _, err := client.CoreV1().ConfigMaps("a").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "c"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, func() bool { _, ok, _ := cms.GetStore().GetByKey("a/c"); return ok })
+	settle(t, ctx, f)
+	if _, ok, _ := cms.GetStore().GetByKey("a/c"); !ok {
+		t.Fatal("the configmaps informer did not get a/c")
+	}
 
 	fresh := f.Core().V1().Pods().Informer()
 	if fresh == pods {

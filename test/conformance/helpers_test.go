@@ -20,6 +20,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/kubeinformers/informers/informertest"
 )
 
 // waitFor polls cond until it holds or ctx ends, which fails the test.
@@ -33,5 +35,15 @@ func waitFor(t testing.TB, ctx context.Context, cond func() bool) {
 			t.Fatalf("condition not met: %v", context.Cause(ctx))
 		case <-tick.C:
 		}
+	}
+}
+
+// settle waits until every event of the test's writes through the fake
+// clients has reached every handler of factory (informertest.Settle):
+// what follows asserts exactly, without polling.
+func settle(t testing.TB, ctx context.Context, factory informertest.Factory) {
+	t.Helper()
+	if err := informertest.Settle(ctx, factory); err != nil {
+		t.Fatal(err)
 	}
 }

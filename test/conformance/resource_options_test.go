@@ -201,19 +201,17 @@ func TestResourceOptionsPrecedence(t *testing.T) {
 		`list pods ns="a" labels="tier!=cache,app=web" fields=""`, `list pods ns="b" labels="tier!=cache,app=web" fields=""`,
 		`watch pods ns="a" labels="tier!=cache,app=web" fields=""`, `watch pods ns="b" labels="tier!=cache,app=web" fields=""`,
 	}
-	waitFor(t, ctx, func() bool { return len(rec.requests("pods")) >= 4 })
+	settle(t, ctx, f) // every watch has started
 	if got := rec.requests("pods"); !slices.Equal(got, wantPods) {
 		t.Errorf("pods requests:\n got  %q\n want %q", got, wantPods)
 	}
 	// The per-resource tweak runs last.
 	wantCMs := []string{`list configmaps ns="a" labels="tier!=cache,seen-by=tweak" fields="metadata.name=cm,seen=1"`, `watch configmaps ns="a" labels="tier!=cache,seen-by=tweak" fields="metadata.name=cm,seen=1"`}
-	waitFor(t, ctx, func() bool { return len(rec.requests("configmaps")) >= 2 })
 	if got := rec.requests("configmaps"); !slices.Equal(got, wantCMs) {
 		t.Errorf("configmaps requests:\n got  %q\n want %q", got, wantCMs)
 	}
 	// Everything else keeps the factory's settings.
 	wantSecrets := []string{`list secrets ns="a" labels="tier!=cache" fields=""`, `watch secrets ns="a" labels="tier!=cache" fields=""`}
-	waitFor(t, ctx, func() bool { return len(rec.requests("secrets")) >= 2 })
 	if got := rec.requests("secrets"); !slices.Equal(got, wantSecrets) {
 		t.Errorf("secrets requests:\n got  %q\n want %q", got, wantSecrets)
 	}
@@ -387,7 +385,7 @@ func TestSeveralNamespaces(t *testing.T) {
 	if err := client.CoreV1().Pods("a").Delete(ctx, "p1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, func() bool { mu.Lock(); defer mu.Unlock(); return len(events) == 4 })
+	settle(t, ctx, f)
 	mu.Lock()
 	got := slices.Clone(events)
 	mu.Unlock()

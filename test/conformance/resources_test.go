@@ -160,12 +160,8 @@ func testTweak(t *testing.T, r resource) {
 	a := r.ours(factory)
 	factory.StartWithContext(ctx)
 	mustSync(t, ctx, factory)
-	// The watch starts after the initial list has synced; wait for it.
-	waitFor(t, ctx, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Contains(seen, "watch tier=front")
-	})
+	// The watch starts after the initial list; Settle waits for it.
+	settle(t, ctx, factory)
 	mu.Lock()
 	got := slices.Clone(seen)
 	mu.Unlock()
