@@ -36,7 +36,7 @@ type leanConfig = lean.Config
 // LeanDropLastApplied also removes the annotation
 // kubectl.kubernetes.io/last-applied-configuration ([k8s.io/api/core/v1.LastAppliedConfigAnnotation])
 // from cached objects. kubectl apply writes a copy of the whole applied
-// object there, so this roughly halves kubectl-applied objects; a
+// object there, so dropping it saves much of a kubectl-applied object; a
 // controller that reads the annotation must not use this option.
 func LeanDropLastApplied() LeanOption {
 	return func(c *leanConfig) { c.DropLastApplied = true }
@@ -78,8 +78,8 @@ func LeanNoShare() LeanOption {
 // A typed informer of a built-in resource, when no transform of the
 // user's comes first, decodes protobuf responses without building what
 // the lean transform would drop (managedFields; with
-// [LeanDropLastApplied] the last-applied annotation): about a third less
-// CPU and half the garbage per object decoded. Its requests are its
+// [LeanDropLastApplied] the last-applied annotation), which saves CPU and
+// garbage per object decoded. Its requests are its
 // clientset's own; JSON responses are decoded as client-go decodes them.
 // The repository's docs/protobuf.md has the figures.
 func WithLeanMemory(options ...LeanOption) SharedInformerOption {

@@ -40,8 +40,10 @@ import (
 // This file holds the factory-wide options and the values they set
 // (factoryOptions). An option records its value and nothing else; spec.go
 // turns the values into each informer's spec. Adding an option means a
-// field here, its function (here, or in the file of its concern), and its
-// rule in resolveSpec. Options of one concern live with it:
+// field here, its function (here, or in the file of its concern), its rule
+// in resolveSpec, and the engine that reads the spec field the rule sets
+// (docs/architecture.md has the recipe). Options of one concern live with
+// it:
 // ResourceOptions in resource_options.go, the shard options in shard.go,
 // WithListMode in listmode.go, the lean-memory options in lean.go,
 // WithProtobuf in protobuf.go.

@@ -95,11 +95,13 @@ type ResourceOptions struct {
 
 // WithResourceOptions sets the options of one resource; see
 // [ResourceOptions] for how they combine with the factory-wide ones.
-// Invalid values, a resource given twice, and a resource the factory cannot
-// serve are errors from [New] that name the resource and the value. Under
-// the client-go compatible constructors the resource's informers then do
-// not run: they never list it unfiltered (see
-// [NewSharedInformerFactoryWithOptions]).
+// Invalid values and a resource given twice are errors from [New] that
+// name the resource and the value. Under the client-go compatible
+// constructors the resource's informers then do not run: they never list
+// it unfiltered (see [NewSharedInformerFactoryWithOptions]). A resource
+// that is not built in is accepted, since a typed binding made after New
+// (gensupport.Bind) may serve it; if nothing serves it once the factory
+// runs, [Factory.Notices] names it.
 func WithResourceOptions(resource schema.GroupVersionResource, options ResourceOptions) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		errs := checkResourceOptions(resource, options)

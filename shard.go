@@ -31,7 +31,7 @@ import (
 // caches only a slice of the objects, chosen by a 64-bit hash of their UID
 // (or namespace). The slice is sent to the API server as
 // metav1.ListOptions.ShardSelector (KEP-5866, the ShardedListAndWatch
-// feature: alpha since Kubernetes 1.36, beta and on by default planned for 1.38), so
+// feature of the API server), so
 // the server filters both LIST and WATCH; and every object received is
 // checked again on the client with the same hash, so a server without the
 // feature, which ignores the selector, still yields exactly the shard.
