@@ -14,6 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Package informer builds the factory's informers, of every form, from
+// their specs: Build, the wrapper every factory informer is (Informer),
+// and the hooks each reports to (Hooks). The root package resolves each
+// spec from its options and registers what Build returns; this package
+// never imports it.
 package informer
 
 import (

@@ -146,6 +146,8 @@ type Leaner struct {
 	preemptPolicies sharedSet[*corev1.PreemptionPolicy]
 }
 
+// New returns a lean transform configured by c, with empty sharing
+// tables.
 func New(c Config) *Leaner {
 	l := &Leaner{cfg: c}
 	l.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }

@@ -226,6 +226,8 @@ func (is *Informer) current() *Source {
 	return is.source
 }
 
+// Current is the shard in force, for the informer's list and watch
+// (listwatch.Sharder).
 func (is *Informer) Current() listwatch.Shard {
 	src := is.current()
 	if src == nil {
@@ -249,6 +251,8 @@ func (is *Informer) Current() listwatch.Shard {
 	return sh
 }
 
+// Ignored reports, once, that the server sent obj although it is outside
+// the shard: it ignored the selector (listwatch.Sharder).
 func (is *Informer) Ignored(obj runtime.Object) {
 	src := is.current()
 	if src == nil {
