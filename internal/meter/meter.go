@@ -36,18 +36,20 @@ import (
 	"github.com/kubeinformers/informers/sharding"
 )
 
-// Gauge goes up and down by one; Settable is set to a value; Counter
-// counts; Histogram records observations. They are the root package's
-// GaugeMetric, SettableGaugeMetric, CounterMetric and HistogramMetric.
-type (
-	Gauge interface {
-		Inc()
-		Dec()
-	}
-	Settable  interface{ Set(float64) }
-	Counter   interface{ Inc() }
-	Histogram interface{ Observe(float64) }
-)
+// Gauge goes up and down by one: the root's GaugeMetric.
+type Gauge interface {
+	Inc()
+	Dec()
+}
+
+// Settable is a gauge set to a value: the root's SettableGaugeMetric.
+type Settable interface{ Set(float64) }
+
+// Counter counts: the root's CounterMetric.
+type Counter interface{ Inc() }
+
+// Histogram records observations: the root's HistogramMetric.
+type Histogram interface{ Observe(float64) }
 
 // Informer is what one running informer reports into.
 type Informer struct {
