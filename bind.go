@@ -45,10 +45,10 @@ func (f *sharedInformerFactory) BindResource(r *binding.Resource, clientErr erro
 	if isBuiltIn(r.Resource) {
 		return nil, fmt.Errorf("%v: it is a built-in resource, which the factory serves already", r.Resource)
 	}
-	if prev := f.bindings.Of(r.Resource); prev != nil {
+	if prev := f.bindings.Bound(r.Resource); prev != nil {
 		return f.bindings.Add(r) // the same binding again, or a conflict
 	}
-	if f.byType[r.Type] != nil && f.bindings.OfType(r.Type) == nil {
+	if f.byType[r.Type] != nil && f.bindings.BoundType(r.Type) == nil {
 		return nil, fmt.Errorf("%v: an informer of %v was built by InformerFor before the binding; bind before requesting informers", r.Resource, r.Type)
 	}
 	var refusals []error
@@ -98,7 +98,7 @@ func (f *sharedInformerFactory) checkScope(r *binding.Resource) error {
 func (f *sharedInformerFactory) boundType(t reflect.Type) *binding.Resource {
 	f.lock.Lock()
 	defer f.lock.Unlock()
-	return f.bindings.OfType(t)
+	return f.bindings.BoundType(t)
 }
 
 // unservedOptions names the resources given [WithResourceOptions] that
@@ -111,7 +111,7 @@ func (f *sharedInformerFactory) unservedOptions() []string {
 	}
 	var out []string
 	for _, resource := range slices.SortedFunc(maps.Keys(f.resourceOptions), compareResources) {
-		if !isBuiltIn(resource) && f.bindings.Of(resource) == nil {
+		if !isBuiltIn(resource) && f.bindings.Bound(resource) == nil {
 			out = append(out, fmt.Sprintf("WithResourceOptions(%v): no informer serves it: the resource is not built in, not bound (a generated New, gensupport.Bind) and the factory has no dynamic or metadata client (NewForConfig, WithDynamicClient)", resource))
 		}
 	}

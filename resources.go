@@ -105,7 +105,7 @@ func (f *sharedInformerFactory) ForMetadata(resource schema.GroupVersionResource
 func (f *sharedInformerFactory) resourceRecipe(form Form, resource schema.GroupVersionResource) (recipe, error) {
 	if form == FormDynamic && !f.dynamicBuiltIns {
 		f.lock.Lock()
-		bound := f.bindings.Of(resource)
+		bound := f.bindings.Bound(resource)
 		f.lock.Unlock()
 		if bound != nil {
 			return boundRecipe(bound), nil

@@ -126,11 +126,11 @@ func (t *Table) Add(r *Resource) (*Resource, error) {
 	return r, nil
 }
 
-// Of returns the binding of a resource, or nil.
-func (t *Table) Of(resource schema.GroupVersionResource) *Resource { return t.byResource[resource] }
+// Bound returns the binding of a resource, or nil.
+func (t *Table) Bound(resource schema.GroupVersionResource) *Resource { return t.byResource[resource] }
 
-// OfType returns the binding of a Go type, or nil.
-func (t *Table) OfType(typ reflect.Type) *Resource { return t.byType[typ] }
+// BoundType returns the binding of a Go type, or nil.
+func (t *Table) BoundType(typ reflect.Type) *Resource { return t.byType[typ] }
 
 func scope(namespaced bool) string {
 	if namespaced {
