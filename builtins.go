@@ -17,16 +17,13 @@ limitations under the License.
 package informers
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // This file says which resources are built in: those with a generated
-// typed informer in this module (supportedResources and
-// namespacedResources, generic.go).
+// typed informer (the tables in generic.go; near-miss hints: binding.Suggest).
 
 // isBuiltIn reports whether resource is one of [SupportedResources].
 func isBuiltIn(resource schema.GroupVersionResource) bool {
@@ -69,31 +66,4 @@ func isNamespacedOrUnknown(resource schema.GroupVersionResource) bool {
 // resource from a factory without WithNamespace or WithNamespaces.
 func IsNamespaced(resource schema.GroupVersionResource) bool {
 	return namespacedResources[resource]
-}
-
-// suggest names supported resources close to an unknown one: the same
-// resource spelt differently (a kind, a singular, other case), or the
-// versions its group and resource are served in.
-func suggest(resource schema.GroupVersionResource) string {
-	want := strings.ToLower(resource.Resource)
-	var spelt, versions []string
-	for _, r := range supportedResources {
-		if r.Group != resource.Group {
-			continue
-		}
-		switch {
-		case r.Resource == resource.Resource:
-			versions = append(versions, r.Version)
-		case r.Version == resource.Version && (r.Resource == want || r.Resource == want+"s" || r.Resource == want+"es" ||
-			strings.TrimSuffix(r.Resource, "ies") == strings.TrimSuffix(want, "y")):
-			spelt = append(spelt, fmt.Sprintf("%q", r.Resource))
-		}
-	}
-	switch {
-	case len(spelt) > 0:
-		return fmt.Sprintf(" (resources are plural and lower case: did you mean %s?)", strings.Join(spelt, " or "))
-	case len(versions) > 0:
-		return fmt.Sprintf(" (%s is served in version %s)", resource.GroupResource(), strings.Join(versions, ", "))
-	}
-	return ""
 }

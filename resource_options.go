@@ -127,7 +127,7 @@ func WithResourceOptions(resource schema.GroupVersionResource, options ResourceO
 // as far as can be told without the rest of the factory's options.
 func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOptions) []error {
 	var errs []error
-	builtIn, namespaced, hint := isBuiltIn(resource), IsNamespaced(resource), suggest(resource)
+	builtIn, namespaced, hint := isBuiltIn(resource), IsNamespaced(resource), binding.Suggest(resource, supportedResources)
 	if builtIn {
 		if len(o.Namespaces) > 0 && !namespaced {
 			errs = append(errs, fmt.Errorf("namespaces %q set on a cluster-scoped resource", o.Namespaces))

@@ -122,7 +122,7 @@ func (f *sharedInformerFactory) resourceRecipe(form Form, resource schema.GroupV
 	case FormDynamic:
 		// Under WithDynamicBuiltIns a near miss of a built-in resource is
 		// requested as given, and the server's 404 names it (Ready).
-		if hint := suggest(resource); hint != "" && !f.dynamicBuiltIns {
+		if hint := binding.Suggest(resource, supportedResources); hint != "" && !f.dynamicBuiltIns {
 			// A typo, not a resource a dynamic informer should retry
 			// forever.
 			return recipe{}, fmt.Errorf("%w for %v%s", ErrUnknownResource, resource, hint)

@@ -17,8 +17,6 @@ limitations under the License.
 package informers
 
 import (
-	"fmt"
-
 	"github.com/kubeinformers/informers/internal/settle"
 )
 
@@ -39,12 +37,7 @@ func (f *sharedInformerFactory) SettleTargets() []settle.Target {
 	}
 	if len(all) == 0 {
 		// No informer yet: a factory over a real client is still an error.
-		for _, c := range []any{f.client, f.dynamicClient, f.metadataClient} {
-			if c != nil && !settle.IsFake(c) {
-				out = append(out, settle.Target{Name: "the factory", Why: fmt.Sprintf("its client %T is not one of client-go's fakes", c)})
-				break
-			}
-		}
+		out = append(out, settle.RealClient(f.client, f.dynamicClient, f.metadataClient)...)
 	}
 	return out
 }

@@ -138,3 +138,31 @@ func scope(namespaced bool) string {
 	}
 	return "cluster-scoped"
 }
+
+// Suggest names the resources of supported close to an unknown one, for an
+// error about it: the same resource spelt differently (a kind, a singular,
+// other case), or the versions its group and resource are served in; ""
+// if none is close.
+func Suggest(resource schema.GroupVersionResource, supported []schema.GroupVersionResource) string {
+	want := strings.ToLower(resource.Resource)
+	var spelt, versions []string
+	for _, r := range supported {
+		if r.Group != resource.Group {
+			continue
+		}
+		switch {
+		case r.Resource == resource.Resource:
+			versions = append(versions, r.Version)
+		case r.Version == resource.Version && (r.Resource == want || r.Resource == want+"s" || r.Resource == want+"es" ||
+			strings.TrimSuffix(r.Resource, "ies") == strings.TrimSuffix(want, "y")):
+			spelt = append(spelt, fmt.Sprintf("%q", r.Resource))
+		}
+	}
+	switch {
+	case len(spelt) > 0:
+		return fmt.Sprintf(" (resources are plural and lower case: did you mean %s?)", strings.Join(spelt, " or "))
+	case len(versions) > 0:
+		return fmt.Sprintf(" (%s is served in version %s)", resource.GroupResource(), strings.Join(versions, ", "))
+	}
+	return ""
+}

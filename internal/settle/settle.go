@@ -88,6 +88,18 @@ func IsFake(client any) bool {
 	return ok
 }
 
+// RealClient is the target that says a factory without informers is over
+// a real client: the first of clients that is set and is not a fake; none
+// when every client set is a fake.
+func RealClient(clients ...any) []Target {
+	for _, c := range clients {
+		if c != nil && !IsFake(c) {
+			return []Target{{Name: "the factory", Why: fmt.Sprintf("its client %T is not one of client-go's fakes", c)}}
+		}
+	}
+	return nil
+}
+
 // IsMarker reports whether obj (or the object of a tombstone) is a marker.
 // The list/watch layer lets markers through its filters.
 func IsMarker(obj any) bool {
