@@ -54,7 +54,9 @@ limitations under the License.
 //     built for ([WithProtobuf]);
 //   - lean caches ([WithLeanMemory]) and sharding across replicas
 //     ([WithShardSelector], client-go v0.38's name, and [WithShard],
-//     [WithShardMembership], which take the hash field alike).
+//     [WithShardMembership], which take the hash field alike);
+//   - read your own writes: [Factory.WaitForResourceVersion], and the
+//     readyourwrites package, which records a controller's writes.
 //
 // Options that narrow what is listed fail closed: an invalid value is an
 // error from New, and under the client-go compatible constructors the
@@ -87,10 +89,9 @@ limitations under the License.
 //	create.go            the one get-or-build path and its adapters: typed accessors, InformerFor, bound types
 //	spec.go              each informer's spec, resolved from the options: precedence, transforms, shard, refusals
 //	registry.go          the entries: every informer the factory holds, and InformerID
-//	run.go               Start, Shutdown, RemoveInformer, WaitForCacheSync
+//	run.go               Start, Shutdown, RemoveInformer, WaitForCacheSync, WaitForResourceVersion (internal/rvwait waits)
 //	status.go            Ready, SyncStatus, Notices
 //	shard.go             the shard options
-//	shard_health.go      the health check a factory under a membership registers: failing replicas give their share up
 //	metrics.go           MetricsProvider, and the metrics each informer and sharded factory gets from it
 //	listmode.go          ListMode and WithListMode: how each informer gets its initial state
 //	lean.go              the lean-memory options and transforms
@@ -108,6 +109,7 @@ limitations under the License.
 //	informertest             the test kit for controllers on fake clients: Settle, StampResourceVersions, Faults
 //	gensupport               what kubeinformers-gen's output for a user's own API types builds on: Bind, Kind, TypedResource
 //	sharding                 shard selectors and the Lease-based membership
+//	readyourwrites           Writes: records a controller's writes and waits for the informers to reflect them
 //	internalinterfaces       client-go's interfaces of the generated packages
 //	internal/informer        building an informer of any form from its spec; the wrapper every factory informer is (SetShardSelector, metered handlers, the sync gate); the hooks it reports to
 //	internal/listwatch       the list and watch calls of every informer: shard filter and handover, list modes, per-page transform, protobuf requests and lean decoding, stalled-stream fallback
@@ -118,6 +120,7 @@ limitations under the License.
 //	internal/accessor        the per-kind logic the generated accessors bind to
 //	internal/binding         a bound typed resource, as the factory and gensupport both see it
 //	internal/gvrfactory      client-go's dynamic and metadata factory contract, over the Root a drop-in hands it
+//	internal/rvwait          waiting until an informer's caches reflect a resource version or a deletion
 //	internal/settle          how informertest.Settle follows an informer over a fake client: watch stream markers, handler wrappers
 //
 // docs/architecture.md in the repository walks through the creation path

@@ -17,6 +17,7 @@ limitations under the License.
 package informers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -93,6 +94,43 @@ type Factory interface {
 	// selector of [WithShardSelector] or [WithShard] (the informers then
 	// filter on the client).
 	Notices() []string
+
+	// WaitForResourceVersion waits until every started informer the factory
+	// holds for resource, in every form (typed or dynamic, and metadata),
+	// reflects namespace at resourceVersion or later: a write that returned
+	// resourceVersion, and every earlier write there, is in its cache, a
+	// created or updated object with that content, a deleted one gone. Call
+	// it after a write and before reading a lister, when the read must see
+	// the write; the readyourwrites package records the versions.
+	//
+	// namespace is the namespace of the write, or "" for a cluster-scoped
+	// object or to mean every namespace the informers watch. An informer of
+	// several namespaces ([WithNamespaces]) waits only on its watch of
+	// namespace, so that the write is reflected by its own event.
+	//
+	// It returns as soon as an event or a bookmark at or past resourceVersion
+	// is in the cache: within milliseconds of the write for an object the
+	// informer holds. A write the informer never receives (an object its
+	// selectors or shard filter out, or with namespace "" the writes of other
+	// namespaces) is reflected by the watch's next bookmark, which the API
+	// server's watch cache sends every minute (a resource served without
+	// one gets none): set a deadline on ctx.
+	//
+	// It returns an error, never waiting past ctx:
+	//   - wrapping [ErrUnknownResource] when the factory holds no informer of
+	//     resource;
+	//   - naming the namespaces watched, when no informer watches namespace;
+	//   - when none of the resource's informers has been started (those not
+	//     started are otherwise not waited for), or one is stopped;
+	//   - wrapping [ErrResourceVersionNotComparable] for a version that cannot
+	//     be ordered, such as the empty one of client-go's fakes;
+	//   - wrapping ctx's cause when ctx ends first, naming the informer, the
+	//     version wanted and the newest one it reflected.
+	//
+	// Until it is first called for a resource it costs nothing; afterwards
+	// each informer of the resource calls one more event handler, which takes
+	// a lock.
+	WaitForResourceVersion(ctx context.Context, resource schema.GroupVersionResource, namespace, resourceVersion string) error
 }
 
 // sharedInformerFactory is the one implementation of Factory. Its name and

@@ -136,6 +136,21 @@ type MetricsProvider interface {
 }
 
 // metricsProvider is the process-wide provider; nil means off.
+// ResourceVersionMetricsProvider is what a [MetricsProvider] also
+// implements to report [Factory.WaitForResourceVersion] and the waits of
+// the readyourwrites package; the Prometheus binding (the metrics module)
+// does. It is a separate interface so that a provider written before it
+// still compiles.
+type ResourceVersionMetricsProvider interface {
+	// NewResourceVersionWaitMetric observes, for every wait that reached
+	// the informer, the seconds the wait took.
+	NewResourceVersionWaitMetric(id MetricsID) HistogramMetric
+	// NewResourceVersionWaitErrorsMetric counts the waits that ended in
+	// an error at the informer: ctx done, a version that cannot be
+	// ordered, the informer stopped.
+	NewResourceVersionWaitErrorsMetric(id MetricsID) CounterMetric
+}
+
 var metricsProvider atomic.Pointer[providerHolder]
 
 type providerHolder struct{ p MetricsProvider }
@@ -201,7 +216,7 @@ func (f *sharedInformerFactory) startMetrics(e *entry) func() {
 	if id.Resource.Resource == "" && e.id.Type != nil {
 		id.Resource = schema.GroupVersionResource{Resource: e.id.Type.String()}
 	}
-	e.hooks.Metrics.Report(&meter.Informer{
+	m := &meter.Informer{
 		Objects:      p.NewObjectsMetric(id),
 		Synced:       p.NewSyncedMetric(id),
 		SyncDuration: p.NewSyncDurationMetric(id),
@@ -214,7 +229,11 @@ func (f *sharedInformerFactory) startMetrics(e *entry) func() {
 		WatchErr:     p.NewWatchesMetric(id, MetricsResultError),
 		Lag:          p.NewHandlerLagMetric(id),
 		Delete:       func() { p.DeleteInformerMetrics(id) },
-	})
+	}
+	if rp, ok := p.(ResourceVersionMetricsProvider); ok {
+		m.WaitDuration, m.WaitErrors = rp.NewResourceVersionWaitMetric(id), rp.NewResourceVersionWaitErrorsMetric(id)
+	}
+	e.hooks.Metrics.Report(m)
 	if e.refused != nil {
 		return nil // never runs: synced stays 0
 	}

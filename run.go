@@ -18,21 +18,20 @@ package informers
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"reflect"
-	"slices"
-	"strings"
-	"sync"
 
+	"github.com/kubeinformers/informers/internal/informer"
+	"github.com/kubeinformers/informers/internal/rvwait"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
 // This file runs and stops the factory's informers: Start, Shutdown,
-// RemoveInformer and WaitForCacheSync. Each informer runs under its own
+// RemoveInformer, WaitForCacheSync and WaitForResourceVersion (a wait on
+// the registry's informers of a resource, handed to internal/rvwait). Each informer runs under its own
 // context, so that RemoveInformer can stop one alone.
 
 func (f *sharedInformerFactory) Start(stopCh <-chan struct{}) {
@@ -153,48 +152,58 @@ func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[ref
 // them as not synced at once. Err names each informer that has not synced
 // with the reason, and wraps the context's cause when ctx ended first.
 func (f *sharedInformerFactory) WaitForCacheSyncWithContext(ctx context.Context) cache.SyncResult {
-	started := f.started()
-	var wg sync.WaitGroup
-	for _, e := range started {
-		if e.refused != nil {
-			continue
-		}
-		wg.Go(func() { waitSynced(ctx, e) })
-	}
-	wg.Wait()
-
-	res := cache.SyncResult{Synced: make(map[reflect.Type]bool, len(started))}
-	var unsynced []string
-	for _, e := range started {
-		synced := e.informer.HasSynced()
-		t := e.id.Type
-		if prev, seen := res.Synced[t]; seen {
-			synced = synced && prev
-		}
-		res.Synced[t] = synced
-		if !synced {
-			unsynced = append(unsynced, describe(e))
-		}
-	}
-	if len(unsynced) > 0 {
-		slices.Sort(unsynced)
-		msg := "caches not synced: " + strings.Join(unsynced, "; ")
-		if cause := context.Cause(ctx); cause != nil {
-			// Wrapping the cause keeps errors.Is(err, context.DeadlineExceeded).
-			res.Err = fmt.Errorf("%w; %s", cause, msg)
-		} else {
-			res.Err = errors.New(msg)
-		}
-	}
-	return res
+	return informer.WaitForCacheSync(ctx, f.startedInformers()) // internal/informer/sync.go
 }
 
-// waitSynced returns once e has synced, its first watch has failed for
-// good, or ctx is done.
-func waitSynced(ctx context.Context, e *entry) {
-	select {
-	case <-e.informer.HasSyncedChecker().Done():
-	case <-e.hooks.FirstWatchFailed():
-	case <-ctx.Done():
+// startedInformers are the informers Start has run, as internal/informer
+// sees them.
+func (f *sharedInformerFactory) startedInformers() []informer.Started {
+	started := f.started()
+	all := make([]informer.Started, len(started))
+	for i, e := range started {
+		all[i] = informer.Started{Name: e.id.String(), Type: e.id.Type, Informer: e.informer, Hooks: e.hooks, Refused: e.refused, Shard: e.shard, Done: e.done}
 	}
+	return all
+}
+
+// ErrResourceVersionNotComparable is wrapped by the errors of
+// [Factory.WaitForResourceVersion] about a resource version that cannot
+// be ordered: an empty one (client-go's fake clientsets set none on the
+// objects they return, and their informers' caches then hold none), one
+// that is not a positive decimal integer (an aggregated API server that
+// does not use etcd's versions may send such), or a cache that cannot say
+// which version it holds (client-go's AtomicFIFO feature turned off).
+// Waiting cannot help then; a controller may read as it would without the
+// wait. Test for it with [errors.Is].
+var ErrResourceVersionNotComparable = rvwait.ErrNotComparable
+
+// WaitForResourceVersion is [Factory.WaitForResourceVersion].
+func (f *sharedInformerFactory) WaitForResourceVersion(ctx context.Context, resource schema.GroupVersionResource, namespace, resourceVersion string) error {
+	return f.waitRequest(resource, namespace).ResourceVersion(ctx, resourceVersion)
+}
+
+// WaitForDeletion waits until every started informer of resource that
+// watches namespace no longer holds the object name (uid, if set) or holds
+// it marked for deletion: readyourwrites.Writes' wait for a DELETE, which
+// may return no version. Not in Factory: Writes asserts it.
+func (f *sharedInformerFactory) WaitForDeletion(ctx context.Context, resource schema.GroupVersionResource, namespace, name string, uid types.UID) error {
+	return f.waitRequest(resource, namespace).Gone(ctx, name, uid)
+}
+
+// waitRequest is a wait on the factory's informers of resource, in every
+// form, as they are now.
+func (f *sharedInformerFactory) waitRequest(resource schema.GroupVersionResource, namespace string) rvwait.Request {
+	r := rvwait.Request{Resource: resource, Namespace: namespace, Unknown: ErrUnknownResource, Removed: errRemoved}
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	for _, e := range f.all() {
+		if e.id.Resource == resource {
+			r.Entries = append(r.Entries, rvwait.Entry{
+				Name: e.id.String(), Started: e.done != nil, Refused: e.refused, Done: e.done,
+				Removed: e.removed.Load, Sources: &e.hooks.Versions, Informer: e.informer,
+				Observe: e.hooks.Metrics.ObserveWait,
+			})
+		}
+	}
+	return r
 }

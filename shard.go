@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 
+	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/sharding"
 )
@@ -50,7 +51,7 @@ import (
 // A factory takes at most one of the first three; the last two override
 // it, for one resource or one informer. This file holds the options, the
 // shard sources and how an informer follows one; the membership's health
-// check is shard_health.go.
+// check is internal/informer/shardhealth.go.
 
 // WithShardSelector shards every informer of the factory, of every form and
 // in every namespace, by shardSelector, as client-go v0.38's option of the
@@ -148,7 +149,7 @@ func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInf
 		src := shard.Membership(field)
 		if factory.setShard(option, src, refuses) {
 			factory.membership = m
-			m.AddHealthCheck(factory.shardHealth)
+			m.AddHealthCheck(func() error { return informer.ShardHealth(factory.startedInformers()) }) // internal/informer/shardhealth.go
 		}
 		return factory
 	}

@@ -163,20 +163,7 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 		lw.Strip = f.leanStrip
 	}
 
-	if s.NewInformer == nil {
-		// The factory's own list and watch transform each page of a LIST
-		// as it arrives (internal/listwatch), so the informer is given
-		// the pretransform's Transform.
-		if s.Transform != nil {
-			lw.Pretransform = listwatch.NewPretransform(s.Transform)
-			s.InformerTransform = lw.Pretransform.Transform
-		}
-		if followsMembership {
-			lw.Departures = &listwatch.Departures{}
-			s.InformerTransform = lw.Departures.Transform(s.InformerTransform)
-		}
-		s.Semantics = listwatch.Semantics(lw.Client, lw.Mode)
-	}
+	s.Finish(followsMembership) // internal/informer/spec.go
 	return s
 }
 

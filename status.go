@@ -68,23 +68,8 @@ func (f *sharedInformerFactory) Ready() error {
 	return fmt.Errorf("informers not ready: %s", strings.Join(problems, "; "))
 }
 
-// describe says why e has not synced: the option that keeps it from
-// running, its first watch's failure, or the last error it got, if any.
-func describe(e *entry) string {
-	if e.refused != nil {
-		return fmt.Sprintf("%s: %v", e.id, e.refused)
-	}
-	if err := e.hooks.FirstWatchFailure(); err != nil {
-		return fmt.Sprintf("%s: not synced: the first watch failed: %v", e.id, err)
-	}
-	if err := e.hooks.Health(); err != nil {
-		return fmt.Sprintf("%s: not synced: %v", e.id, err)
-	}
-	if msg := e.hooks.Streams.Waiting(); msg != "" {
-		return fmt.Sprintf("%s: not synced: %s", e.id, msg)
-	}
-	return fmt.Sprintf("%s: not synced", e.id)
-}
+// describe says why e has not synced (internal/informer's NotSynced).
+func describe(e *entry) string { return fmt.Sprintf("%s: %s", e.id, e.hooks.NotSynced(e.refused)) }
 
 // Notices returns what an operator should know about the factory's
 // informers that does not make them unready, such as a server that ignored

@@ -64,6 +64,12 @@ type Factory interface {
 	// Notices returns conditions an operator should know of that do not
 	// make the informers unready; see [informers.Factory].
 	Notices() []string
+
+	// WaitForResourceVersion waits until every started informer of
+	// resource reflects namespace ("" for all) at resourceVersion or
+	// later, so that a lister read sees the write that returned it. See
+	// [informers.Factory.WaitForResourceVersion].
+	WaitForResourceVersion(ctx context.Context, resource schema.GroupVersionResource, namespace, resourceVersion string) error
 }
 
 // SharedInformerOption configures a factory of

@@ -38,6 +38,8 @@ limitations under the License.
 //	kubeinformers_informer_list_total{result}      counter: list requests, success or error
 //	kubeinformers_informer_watch_total{result}     counter: watch requests, success or error
 //	kubeinformers_informer_handler_lag_seconds     histogram: event arrival to handler call
+//	kubeinformers_informer_rv_wait_seconds         histogram: WaitForResourceVersion and Writes.Wait calls that reached the informer
+//	kubeinformers_informer_rv_wait_errors_total    counter: those waits that ended in an error at the informer
 //
 // A sharded factory (informers.WithShardMembership, WithShard or
 // WithShardSelector) also reports, with the label factory only:
@@ -93,6 +95,16 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16), // 0.5 ms to 16 s
 	}, informerLabels)
 
+	rvWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kubeinformers_informer_rv_wait_seconds",
+		Help:    "Seconds a read-your-writes wait (WaitForResourceVersion, Writes.Wait) took, for each informer it waited on.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18), // 0.5 ms to 65 s: a bookmark comes about once a minute
+	}, informerLabels)
+	rvWaitErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kubeinformers_informer_rv_wait_errors_total",
+		Help: "Total number of read-your-writes waits that ended in an error at the informer: context done, a version that cannot be ordered, the informer stopped.",
+	}, informerLabels)
+
 	shardOwned = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "kubeinformers_shard_owned_ratio",
 		Help: "Fraction of the shard hash space assigned to the factory (by its membership or its fixed shard), from 0 to 1.",
@@ -112,7 +124,7 @@ var (
 	}, shardLabels)
 
 	collectors = []prometheus.Collector{
-		objects, synced, syncDuration, events, lists, watches, handlerLag,
+		objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors,
 		shardOwned, shardMembers, shardHandovers, shardHandoverDuration,
 	}
 )
@@ -147,7 +159,10 @@ func Register(reg prometheus.Registerer) error {
 // provider implements informers.MetricsProvider with the collectors above.
 type provider struct{}
 
-var _ informers.MetricsProvider = provider{}
+var (
+	_ informers.MetricsProvider                = provider{}
+	_ informers.ResourceVersionMetricsProvider = provider{}
+)
 
 func informerValues(id informers.MetricsID, extra ...string) []string {
 	return append([]string{id.Factory, id.Resource.Group, id.Resource.Version, id.Resource.Resource, string(id.Form)}, extra...)
@@ -190,11 +205,19 @@ func (provider) NewHandlerLagMetric(id informers.MetricsID) informers.HistogramM
 	return handlerLag.WithLabelValues(informerValues(id)...)
 }
 
+func (provider) NewResourceVersionWaitMetric(id informers.MetricsID) informers.HistogramMetric {
+	return rvWait.WithLabelValues(informerValues(id)...)
+}
+
+func (provider) NewResourceVersionWaitErrorsMetric(id informers.MetricsID) informers.CounterMetric {
+	return rvWaitErrors.WithLabelValues(informerValues(id)...)
+}
+
 func (provider) DeleteInformerMetrics(id informers.MetricsID) {
 	labels := informerLabelSet(id)
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{objects, synced, syncDuration, events, lists, watches, handlerLag} {
+	}{objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors} {
 		v.DeletePartialMatch(labels)
 	}
 }

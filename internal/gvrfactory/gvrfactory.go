@@ -52,6 +52,7 @@ type Root[ID comparable] interface {
 	Ready() error
 	SyncStatus() map[ID]bool
 	Notices() []string
+	WaitForResourceVersion(ctx context.Context, resource schema.GroupVersionResource, namespace, resourceVersion string) error
 }
 
 // Informer is what the root factory hands out per resource
@@ -308,6 +309,11 @@ func (f *Factory[ID]) SyncStatus() map[ID]bool {
 
 // Notices is [informers.Factory.Notices].
 func (f *Factory[ID]) Notices() []string { return f.root.Notices() }
+
+// WaitForResourceVersion is the root's WaitForResourceVersion.
+func (f *Factory[ID]) WaitForResourceVersion(ctx context.Context, resource schema.GroupVersionResource, namespace, resourceVersion string) error {
+	return f.root.WaitForResourceVersion(ctx, resource, namespace, resourceVersion)
+}
 
 func compareResources(a, b schema.GroupVersionResource) int {
 	return strings.Compare(a.String(), b.String())

@@ -124,6 +124,7 @@ func Build(spec *Spec, h *Hooks) Built {
 			informer = follow(informer)
 		}
 		h.watchErrors(spec.Name, informer, source)
+		h.Versions.Add(namespace, informer)
 		if spec.InformerTransform != nil {
 			if err := informer.SetTransform(spec.InformerTransform); err != nil {
 				klog.Background().Error(err, "Cannot set the factory transform", "informer", spec.Name)

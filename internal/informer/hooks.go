@@ -32,6 +32,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/meter"
+	"github.com/kubeinformers/informers/internal/rvwait"
 	"github.com/kubeinformers/informers/internal/settle"
 )
 
@@ -54,6 +55,10 @@ type Hooks struct {
 	// Ready names a stream that is slow to end or stalled
 	// (internal/listwatch/stall.go) instead of a bare "not synced".
 	Streams listwatch.Streams
+	// Versions are the caches of each namespace the informer watches,
+	// which Build adds, for the factory's WaitForResourceVersion
+	// (internal/rvwait).
+	Versions rvwait.Sources
 	// settle follows each namespace's informer over a fake client, for
 	// informertest.Settle (settle.go); empty over a real client, whose
 	// client is then kept to name it.
@@ -70,6 +75,25 @@ func NewHooks(spec *Spec, shardMetrics *atomic.Pointer[meter.Shard], metricsOn f
 		h.gate = newSyncGate(spec.Namespaces)
 	}
 	return h
+}
+
+// NotSynced says why an informer that has not synced has not: refused,
+// the option that keeps it from running; its first watch's failure; the
+// last error it got; its watch-list stream's progress; or nothing known.
+func (h *Hooks) NotSynced(refused error) string {
+	if refused != nil {
+		return refused.Error()
+	}
+	if err := h.FirstWatchFailure(); err != nil {
+		return fmt.Sprintf("not synced: the first watch failed: %v", err)
+	}
+	if err := h.Health(); err != nil {
+		return fmt.Sprintf("not synced: %v", err)
+	}
+	if msg := h.Streams.Waiting(); msg != "" {
+		return "not synced: " + msg
+	}
+	return "not synced"
 }
 
 // Health returns the last error of each failing list/watch source of the

@@ -74,3 +74,26 @@ type Spec struct {
 	// Refused, if set, is why the informer must not run.
 	Refused error
 }
+
+// Finish sets what the list/watch layer makes of a resolved spec, for an
+// informer the factory's own list and watch serve: the per-page
+// pretransform, the departures wrapper of an informer that follows a
+// shard membership, and the stream semantics.
+func (s *Spec) Finish(followsMembership bool) {
+	lw := &s.ListWatch
+	if s.NewInformer != nil {
+		return
+	}
+	// The factory's own list and watch transform each page of a LIST
+	// as it arrives (internal/listwatch), so the informer is given
+	// the pretransform's Transform.
+	if s.Transform != nil {
+		lw.Pretransform = listwatch.NewPretransform(s.Transform)
+		s.InformerTransform = lw.Pretransform.Transform
+	}
+	if followsMembership {
+		lw.Departures = &listwatch.Departures{}
+		s.InformerTransform = lw.Departures.Transform(s.InformerTransform)
+	}
+	s.Semantics = listwatch.Semantics(lw.Client, lw.Mode)
+}

@@ -59,6 +59,11 @@ type Informer struct {
 	ListOK, ListErr        Counter
 	WatchOK, WatchErr      Counter
 	Lag                    Histogram
+	// WaitDuration and WaitErrors observe the factory's waits for a
+	// resource version (internal/rvwait); nil when the provider does not
+	// implement the root's ResourceVersionMetricsProvider.
+	WaitDuration Histogram
+	WaitErrors   Counter
 	// Delete drops every series of the informer.
 	Delete func()
 }
@@ -123,6 +128,19 @@ func (h *Hooks) Run(informer cache.SharedIndexInformer, synced <-chan struct{}) 
 func (h *Hooks) Drop() {
 	if m := h.m.Swap(nil); m != nil {
 		m.Delete()
+	}
+}
+
+// ObserveWait reports one wait for a resource version that reached the
+// informer, begun at start, if it reports wait metrics.
+func (h *Hooks) ObserveWait(start time.Time, failed bool) {
+	m := h.m.Load()
+	if m == nil || m.WaitDuration == nil {
+		return
+	}
+	m.WaitDuration.Observe(time.Since(start).Seconds())
+	if failed && m.WaitErrors != nil {
+		m.WaitErrors.Inc()
 	}
 }
 

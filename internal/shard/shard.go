@@ -63,7 +63,7 @@ type Source struct {
 
 // emptyProbe is how often an informer that a live membership gives no
 // range lists one object, so that the factory's health check
-// (the root's shard_health.go) learns when a replica that gave up its share because it
+// (internal/informer/shardhealth.go) learns when a replica that gave up its share because it
 // could not list can list again. Once the membership has ended, nothing is
 // sent.
 const emptyProbe = time.Second

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package informers
+package informer
 
 import (
 	"errors"
@@ -29,11 +29,11 @@ import (
 // the grace and the assignment (the Health section of sharding.Membership);
 // this check says what "cannot serve" means for a factory.
 
-// shardHealth fails while at least one informer that follows the
+// ShardHealth fails while at least one informer that follows the
 // membership is failing: its last list or watch failed (a 410 Gone or an
 // expired resource version excepted: the reflector just lists again), or
 // its first watch was refused in a way a retry will not fix (forbidden,
-// not found, ...): the conditions [Factory.Ready] reports. An informer
+// not found, ...): the conditions the factory's Ready reports. An informer
 // that has not finished its first list without an error yet, one removed
 // or stopped, and one that does not follow the membership (unsharded, or
 // with its own selector) do not count.
@@ -52,21 +52,21 @@ import (
 //
 // It makes no request and holds no lock an informer holds; it runs on the
 // membership's goroutine at every renewal.
-func (f *sharedInformerFactory) shardHealth() error {
+func ShardHealth(started []Started) error {
 	var problems []string
-	for _, e := range f.started() {
-		if e.shard == nil || !e.shard.Following() {
+	for _, e := range started {
+		if e.Shard == nil || !e.Shard.Following() {
 			continue
 		}
 		select {
-		case <-e.done:
+		case <-e.Done:
 			continue // stopped: Shutdown, its context ended, or refused
 		default:
 		}
-		if err := e.hooks.Health(); err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", e.id, err))
-		} else if err := e.hooks.FirstWatchFailure(); err != nil {
-			problems = append(problems, fmt.Sprintf("%s: the first watch failed: %v", e.id, err))
+		if err := e.Hooks.Health(); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", e.Name, err))
+		} else if err := e.Hooks.FirstWatchFailure(); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: the first watch failed: %v", e.Name, err))
 		}
 	}
 	if len(problems) == 0 {
