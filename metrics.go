@@ -135,7 +135,6 @@ type MetricsProvider interface {
 	DeleteShardMetrics(factory string)
 }
 
-// metricsProvider is the process-wide provider; nil means off.
 // ResourceVersionMetricsProvider is what a [MetricsProvider] also
 // implements to report [Factory.WaitForResourceVersion] and the waits of
 // the readyourwrites package; the Prometheus binding (the metrics module)
@@ -151,6 +150,7 @@ type ResourceVersionMetricsProvider interface {
 	NewResourceVersionWaitErrorsMetric(id MetricsID) CounterMetric
 }
 
+// metricsProvider is the process-wide provider; nil means off.
 var metricsProvider atomic.Pointer[providerHolder]
 
 type providerHolder struct{ p MetricsProvider }
