@@ -73,6 +73,8 @@ import (
 	gadgetfake "github.com/kubeinformers/informers/examples/crd/client/clientset/versioned/fake"
 	"github.com/kubeinformers/informers/examples/crd/client/informers/externalversions"
 	listersv1 "github.com/kubeinformers/informers/examples/crd/client/listers/gadgets/v1"
+	"github.com/kubeinformers/informers/informertest"
+	"github.com/kubeinformers/informers/readyourwrites"
 )
 
 var gadgetsResource = schema.GroupVersionResource{Group: gadgetsv1.SchemeGroupVersion.Group, Version: "v1", Resource: "gadgets"}
@@ -134,6 +136,7 @@ func run(ctx context.Context, out io.Writer, kubeconfig string) error {
 
 	ctl := &controller{
 		out:         out,
+		writes:      readyourwrites.New(factory),
 		client:      c.gadget,
 		gadgets:     gadgetInformers.Gadgets().V1().Gadgets().Lister(),
 		classes:     gadgetInformers.Gadgets().V1().GadgetClasses().Lister(),
@@ -258,6 +261,11 @@ func demoCluster() (*fake.Clientset, *gadgetfake.Clientset) {
 		gadget("toaster", "kitchen", 2),
 		gadget("mower", "shed", 1),
 	)
+	// Resource versions as a server gives them: the controller's
+	// readyourwrites.Writes waits on them (a plain fake sets none, and
+	// then it records nothing and never waits).
+	informertest.StampResourceVersions(kube)
+	informertest.StampResourceVersions(gadgets)
 	return kube, gadgets
 }
 
@@ -274,12 +282,11 @@ type controller struct {
 	mu   sync.Mutex
 	busy bool // a key is being reconciled
 
-	// written is the status last written per key. The cache can lag
-	// behind the controller's own write: an event that arrives before
-	// the write's own event (a class, a Deployment) would reconcile the
-	// old object and write the same status again. Only the worker
-	// goroutine touches it.
-	written map[string]gadgetsv1.GadgetStatus
+	// writes are the controller's own status writes. The cache can lag
+	// behind them: an event that arrives before a write's own event (a
+	// class, a Deployment) would reconcile the old object and write the
+	// same status again. Each reconcile waits for them before it reads.
+	writes *readyourwrites.Writes
 }
 
 // watch enqueues a Gadget when it, its Deployment or its class changes.
@@ -377,6 +384,10 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	// Read what this controller wrote before, not an older Gadget.
+	if err := c.writes.Wait(ctx, gadgetsResource, ns); err != nil {
+		return err
+	}
 	gadget, err := c.gadgets.Gadgets(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil // deleted
@@ -407,18 +418,13 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 	if gadget.Status == status {
 		return nil
 	}
-	if last, ok := c.written[key]; ok && last == status {
-		return nil // the cache has not caught up with our own write yet
-	}
 	updated := gadget.DeepCopy() // never change the cache's object
 	updated.Status = status
-	if _, err := c.client.GadgetsV1().Gadgets(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+	written, err := c.client.GadgetsV1().Gadgets(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	c.writes.Wrote(gadgetsResource, written, err)
+	if err != nil {
 		return err
 	}
-	if c.written == nil {
-		c.written = map[string]gadgetsv1.GadgetStatus{}
-	}
-	c.written[key] = status
 	fmt.Fprintf(c.out, "gadget %s: class %s, %s, %d/%d ready\n", key, gadget.Spec.ClassName, status.Phase, status.ReadyReplicas, gadget.Spec.Replicas)
 	return nil
 }
