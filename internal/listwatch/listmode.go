@@ -93,15 +93,26 @@ func Semantics(client any, mode Mode) any {
 	if mode == ModeList || mode == ModeConsistentList {
 		return noStream{}
 	}
-	if settle.Served(client) != nil {
-		return servedStream{}
+	if v := settle.Served(client); v != nil {
+		return servedStream{v}
 	}
 	return client
 }
 
 // servedStream is the watch-list semantics of a fake client that serves
-// streams: nothing declared, as a real client.
-type servedStream struct{}
+// streams: nothing declared, as a real client; v serves them.
+type servedStream struct{ v *settle.Streaming }
+
+// Served returns what serves the streams of an informer whose semantics
+// (from Semantics) are those of a fake client that serves them, or nil.
+// The informer's follower (internal/informer/settle.go) serves them when
+// and only when the reflector was told that it streams.
+func Served(semantics any) *settle.Streaming {
+	if s, ok := semantics.(servedStream); ok {
+		return s.v
+	}
+	return nil
+}
 
 // lacksStream reports whether client declares that it cannot stream, and
 // was not made to (Semantics).
