@@ -108,7 +108,8 @@ func ExampleWatchList_Stall() {
 	fmt.Println("ready:", factory.Ready())
 	fmt.Println("pods in the initial list:", initial.Load())
 	for _, n := range factory.Notices() {
-		fmt.Println(n[:strings.Index(n, " and nothing for")]) // the rest says how long
+		what, _, _ := strings.Cut(n, " and nothing for") // the rest says how long
+		fmt.Println(what)
 	}
 	// Output:
 	// ready: <nil>
