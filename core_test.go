@@ -47,8 +47,10 @@ func TestFactoryInformerRunning(t *testing.T) {
 	go func() { defer close(done); inf.Run(stop) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for !inf.HasSynced() && ctx.Err() == nil {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-inf.HasSyncedChecker().Done():
+	case <-ctx.Done():
+		t.Fatal("not synced 30 s after Run")
 	}
 	if err := inf.SetTransform(TransformStripManagedFields()); err == nil {
 		t.Error("SetTransform on a running informer succeeded")

@@ -325,8 +325,10 @@ func TestMetricsHandlers(t *testing.T) {
 
 	// Stopped before it synced: the list never answers.
 	blocked := fake.NewClientset()
-	release := make(chan struct{})
+	release, listing := make(chan struct{}), make(chan struct{})
+	var once sync.Once
 	blocked.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		once.Do(func() { close(listing) })
 		<-release
 		return true, nil, errors.New("released")
 	})
@@ -334,7 +336,7 @@ func TestMetricsHandlers(t *testing.T) {
 	g.Core().V1().Pods().Informer()
 	gctx, gcancel := context.WithCancel(context.Background())
 	g.Start(gctx.Done())
-	time.Sleep(50 * time.Millisecond)
+	<-listing // stopped while its list waits
 	gcancel()
 	close(release)
 	g.Shutdown()

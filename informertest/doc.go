@@ -28,6 +28,10 @@ limitations under the License.
 //   - [Faults] makes a resource's watch end or expire (410 Gone), and
 //     forbids a resource (403) and allows it again, so that a test reaches
 //     the code paths production reaches: relists, Ready, SyncStatus.
+//   - [ServeWatchList] makes the factory's informers over a fake get
+//     their initial state from a watch-list stream and its end bookmark,
+//     as from a server, instead of a LIST; [WatchList.Stall] drops the
+//     bookmark, to reach the stalled-stream fallback.
 //
 // It works with the fakes users already build: fake.NewClientset and
 // NewSimpleClientset of k8s.io/client-go/kubernetes/fake, the dynamic and

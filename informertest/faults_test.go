@@ -44,12 +44,15 @@ type faulty struct {
 	ctx     context.Context
 }
 
-func newFaulty(t *testing.T, before func(*informertest.Faults)) *faulty {
+// newFaulty makes the factory; serve makes its informers stream (see
+// streams), before sets faults before it starts.
+func newFaulty(t *testing.T, serve func(informertest.FakeClient), before func(*informertest.Faults)) *faulty {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	client := fake.NewClientset()
 	informertest.StampResourceVersions(client)
 	faults := informertest.NewFaults(client)
+	serve(client)
 	f, err := informers.New(client, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -102,89 +105,97 @@ func (x *faulty) requests() (lists, watches int) {
 }
 
 func TestFaultsEndWatches(t *testing.T) {
-	x := newFaulty(t, nil)
-	x.settle(t)
-	x.create(t, "p1", "p2")
-	x.settle(t)
-	if n := x.faults.EndWatches(pods); n != 1 {
-		t.Fatalf("ended %d watches, want 1", n)
-	}
-	x.create(t, "p3") // while the informer watches again, or before
-	x.settle(t)
-	x.h.check(t, "a watch that ended", 3, 0, 0)
-	if lists, watches := x.requests(); lists != 1 || watches != 2 {
-		t.Fatalf("%d lists and %d watches, want 1 and 2: the informer resumes its watch without listing", lists, watches)
-	}
+	streams(t, pods, func(t *testing.T, serve func(informertest.FakeClient)) {
+		x := newFaulty(t, serve, nil)
+		x.settle(t)
+		x.create(t, "p1", "p2")
+		x.settle(t)
+		if n := x.faults.EndWatches(pods); n != 1 {
+			t.Fatalf("ended %d watches, want 1", n)
+		}
+		x.create(t, "p3") // while the informer watches again, or before
+		x.settle(t)
+		x.h.check(t, "a watch that ended", 3, 0, 0)
+		if lists, watches := x.requests(); lists != 1 || watches != 2 {
+			t.Fatalf("%d lists and %d watches, want 1 and 2: the informer resumes its watch without listing", lists, watches)
+		}
+	})
 }
 
 func TestFaultsExpireWatches(t *testing.T) {
-	x := newFaulty(t, nil)
-	x.settle(t)
-	x.create(t, "p1", "p2")
-	x.settle(t)
-	if n := x.faults.ExpireWatches(pods); n != 1 {
-		t.Fatalf("expired %d watches, want 1", n)
-	}
-	x.create(t, "p3")
-	x.settle(t)
-	// The relist delivers p3 once, as an add, and p1 and p2 again, as
-	// updates (client-go's informer gives every object of a relist).
-	x.h.check(t, "an expired watch", 3, 2, 0)
-	if lists, watches := x.requests(); lists != 2 || watches != 2 {
-		t.Fatalf("%d lists and %d watches, want 2 and 2: the informer lists again after 410", lists, watches)
-	}
-	if err := x.factory.Ready(); err != nil {
-		t.Fatalf("Ready after the relist: %v", err)
-	}
+	streams(t, pods, func(t *testing.T, serve func(informertest.FakeClient)) {
+		x := newFaulty(t, serve, nil)
+		x.settle(t)
+		x.create(t, "p1", "p2")
+		x.settle(t)
+		if n := x.faults.ExpireWatches(pods); n != 1 {
+			t.Fatalf("expired %d watches, want 1", n)
+		}
+		x.create(t, "p3")
+		x.settle(t)
+		// The relist delivers p3 once, as an add, and p1 and p2 again, as
+		// updates (client-go's informer gives every object of a relist).
+		x.h.check(t, "an expired watch", 3, 2, 0)
+		if lists, watches := x.requests(); lists != 2 || watches != 2 {
+			t.Fatalf("%d lists and %d watches, want 2 and 2: the informer lists again after 410", lists, watches)
+		}
+		if err := x.factory.Ready(); err != nil {
+			t.Fatalf("Ready after the relist: %v", err)
+		}
+	})
 }
 
 func TestFaultsForbid(t *testing.T) {
-	x := newFaulty(t, nil)
-	x.settle(t)
-	x.create(t, "p1")
-	x.settle(t)
-	x.faults.Forbid(pods)
-	x.create(t, "p2") // writes still succeed
-	if err := x.faults.WaitRefused(x.ctx, pods, 2); err != nil {
-		t.Fatal(err)
-	}
-	err := x.factory.Ready()
-	if err == nil || !strings.Contains(err.Error(), "forbidden") || !strings.Contains(err.Error(), "pods (v1)") {
-		t.Fatalf("Ready while forbidden = %v, want a 403 naming pods (v1)", err)
-	}
-	if !x.factory.SyncStatus()[podsID()] {
-		t.Fatal("SyncStatus: an informer that had synced reports not synced")
-	}
-	x.faults.Allow(pods)
-	x.settle(t)
-	// The relist adds p2 and gives p1 again.
-	x.h.check(t, "forbidden, then allowed", 2, 1, 0)
-	if err := x.factory.Ready(); err != nil {
-		t.Fatalf("Ready once allowed: %v", err)
-	}
+	streams(t, pods, func(t *testing.T, serve func(informertest.FakeClient)) {
+		x := newFaulty(t, serve, nil)
+		x.settle(t)
+		x.create(t, "p1")
+		x.settle(t)
+		x.faults.Forbid(pods)
+		x.create(t, "p2") // writes still succeed
+		if err := x.faults.WaitRefused(x.ctx, pods, 2); err != nil {
+			t.Fatal(err)
+		}
+		err := x.factory.Ready()
+		if err == nil || !strings.Contains(err.Error(), "forbidden") || !strings.Contains(err.Error(), "pods (v1)") {
+			t.Fatalf("Ready while forbidden = %v, want a 403 naming pods (v1)", err)
+		}
+		if !x.factory.SyncStatus()[podsID()] {
+			t.Fatal("SyncStatus: an informer that had synced reports not synced")
+		}
+		x.faults.Allow(pods)
+		x.settle(t)
+		// The relist adds p2 and gives p1 again.
+		x.h.check(t, "forbidden, then allowed", 2, 1, 0)
+		if err := x.factory.Ready(); err != nil {
+			t.Fatalf("Ready once allowed: %v", err)
+		}
+	})
 }
 
 func TestFaultsForbiddenFromTheStart(t *testing.T) {
-	x := newFaulty(t, func(f *informertest.Faults) { f.Forbid(pods) })
-	x.create(t, "p1")
-	if err := x.faults.WaitRefused(x.ctx, pods, 2); err != nil {
-		t.Fatal(err)
-	}
-	if x.factory.SyncStatus()[podsID()] {
-		t.Fatal("SyncStatus: synced while every list is forbidden")
-	}
-	if err := x.factory.Ready(); err == nil || !strings.Contains(err.Error(), "forbidden") {
-		t.Fatalf("Ready = %v, want a 403", err)
-	}
-	x.faults.Allow(pods)
-	x.settle(t)
-	if !x.factory.SyncStatus()[podsID()] {
-		t.Fatal("SyncStatus: not synced after Settle")
-	}
-	x.h.check(t, "allowed", 1, 0, 0)
-	if err := x.factory.Ready(); err != nil {
-		t.Fatalf("Ready once allowed: %v", err)
-	}
+	streams(t, pods, func(t *testing.T, serve func(informertest.FakeClient)) {
+		x := newFaulty(t, serve, func(f *informertest.Faults) { f.Forbid(pods) })
+		x.create(t, "p1")
+		if err := x.faults.WaitRefused(x.ctx, pods, 2); err != nil {
+			t.Fatal(err)
+		}
+		if x.factory.SyncStatus()[podsID()] {
+			t.Fatal("SyncStatus: synced while every list is forbidden")
+		}
+		if err := x.factory.Ready(); err == nil || !strings.Contains(err.Error(), "forbidden") {
+			t.Fatalf("Ready = %v, want a 403", err)
+		}
+		x.faults.Allow(pods)
+		x.settle(t)
+		if !x.factory.SyncStatus()[podsID()] {
+			t.Fatal("SyncStatus: not synced after Settle")
+		}
+		x.h.check(t, "allowed", 1, 0, 0)
+		if err := x.factory.Ready(); err != nil {
+			t.Fatalf("Ready once allowed: %v", err)
+		}
+	})
 }
 
 func podsID() informers.InformerID {

@@ -78,6 +78,28 @@ type writer struct {
 	create, update, remove func(ctx context.Context, i int) error
 }
 
+// streams runs test once with the informers listing, as over client-go's
+// fakes, and once with them streaming (informertest.ServeWatchList), as
+// over a server; then it checks that the informers of resource streamed.
+func streams(t *testing.T, resource schema.GroupVersionResource, test func(t *testing.T, serve func(informertest.FakeClient))) {
+	t.Run("list", func(t *testing.T) { test(t, func(informertest.FakeClient) {}) })
+	t.Run("watch-list stream", func(t *testing.T) {
+		var wl *informertest.WatchList
+		test(t, func(c informertest.FakeClient) {
+			var err error
+			if wl, err = informertest.ServeWatchList(c); err != nil {
+				t.Fatal(err)
+			}
+		})
+		// Settle has returned, so every stream sent its start: no wait.
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := wl.WaitStreams(done, resource, 1); err != nil {
+			t.Errorf("the informer did not stream: %v", err)
+		}
+	})
+}
+
 // run is the test of the issue: 50 creates, 10 updates, 5 deletes, each
 // batch followed by Settle and an exact count.
 func run(t *testing.T, factory informertest.Factory, informer cache.SharedIndexInformer, w writer) {
@@ -159,33 +181,36 @@ func TestSettleTyped(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			client := fake.NewClientset()
-			informertest.StampResourceVersions(client)
-			f, informer := c.factory(client)
-			ns := func(i int) string {
-				if i%2 == 0 {
-					return "a"
-				}
-				return "b"
-			}
-			pods := func(i int) podClient { return client.CoreV1().Pods(ns(i)) }
-			run(t, f, informer, writer{
-				create: func(ctx context.Context, i int) error {
-					_, err := pods(i).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name(i), Namespace: ns(i)}}, metav1.CreateOptions{})
-					return err
-				},
-				update: func(ctx context.Context, i int) error {
-					p, err := pods(i).Get(ctx, name(i), metav1.GetOptions{})
-					if err != nil {
-						return err
+			streams(t, pods, func(t *testing.T, serve func(informertest.FakeClient)) {
+				client := fake.NewClientset()
+				informertest.StampResourceVersions(client)
+				serve(client)
+				f, informer := c.factory(client)
+				ns := func(i int) string {
+					if i%2 == 0 {
+						return "a"
 					}
-					p.Labels = map[string]string{"updated": "yes"}
-					_, err = pods(i).Update(ctx, p, metav1.UpdateOptions{})
-					return err
-				},
-				remove: func(ctx context.Context, i int) error {
-					return pods(i).Delete(ctx, name(i), metav1.DeleteOptions{})
-				},
+					return "b"
+				}
+				pods := func(i int) podClient { return client.CoreV1().Pods(ns(i)) }
+				run(t, f, informer, writer{
+					create: func(ctx context.Context, i int) error {
+						_, err := pods(i).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name(i), Namespace: ns(i)}}, metav1.CreateOptions{})
+						return err
+					},
+					update: func(ctx context.Context, i int) error {
+						p, err := pods(i).Get(ctx, name(i), metav1.GetOptions{})
+						if err != nil {
+							return err
+						}
+						p.Labels = map[string]string{"updated": "yes"}
+						_, err = pods(i).Update(ctx, p, metav1.UpdateOptions{})
+						return err
+					},
+					remove: func(ctx context.Context, i int) error {
+						return pods(i).Delete(ctx, name(i), metav1.DeleteOptions{})
+					},
+				})
 			})
 		})
 	}
@@ -200,9 +225,12 @@ type podClient interface {
 
 var widgets = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 
-func TestSettleDynamic(t *testing.T) {
+func TestSettleDynamic(t *testing.T) { streams(t, widgets, testSettleDynamic) }
+
+func testSettleDynamic(t *testing.T, serve func(informertest.FakeClient)) {
 	client := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{widgets: "WidgetList"})
 	informertest.StampResourceVersions(client)
+	serve(client)
 	f := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
 	informer := f.ForResource(widgets).Informer()
 	res := client.Resource(widgets).Namespace("a")
@@ -231,13 +259,16 @@ func TestSettleDynamic(t *testing.T) {
 	})
 }
 
-func TestSettleMetadata(t *testing.T) {
+func TestSettleMetadata(t *testing.T) { streams(t, widgets, testSettleMetadata) }
+
+func testSettleMetadata(t *testing.T, serve func(informertest.FakeClient)) {
 	scheme := runtime.NewScheme()
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	client := fakemetadata.NewSimpleMetadataClient(scheme)
 	informertest.StampResourceVersions(client)
+	serve(client)
 	f := metadatainformer.NewSharedInformerFactory(client, 0)
 	informer := f.ForResource(widgets).Informer()
 	res := client.Resource(widgets).Namespace("a").(fakemetadata.MetadataClient)
@@ -267,9 +298,12 @@ func TestSettleMetadata(t *testing.T) {
 // TestSettleGenerated runs on the fake clientset client-gen generated for
 // examples/crd's Gadget, unmodified, and the informers kubeinformers-gen
 // generated for it.
-func TestSettleGenerated(t *testing.T) {
+func TestSettleGenerated(t *testing.T) { streams(t, gadgetsV1, testSettleGenerated) }
+
+func testSettleGenerated(t *testing.T, serve func(informertest.FakeClient)) {
 	client := gadgetfake.NewSimpleClientset()
 	informertest.StampResourceVersions(client)
+	serve(client)
 	f := externalversions.NewSharedInformerFactory(client, 0)
 	informer := f.Gadgets().V1().Gadgets().Informer()
 	gadgets := client.GadgetsV1().Gadgets("a")
@@ -292,3 +326,5 @@ func TestSettleGenerated(t *testing.T) {
 		},
 	})
 }
+
+var gadgetsV1 = gadgetsv1.SchemeGroupVersion.WithResource("gadgets")

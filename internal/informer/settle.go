@@ -46,11 +46,16 @@ func (h *Hooks) follow(spec *Spec, cfg *listwatch.Config, source string) func(ca
 		name += " in namespace " + source
 	}
 	si := settle.New(name, cfg.Namespace, cfg.Example)
+	if v := listwatch.Served(spec.Semantics); v != nil {
+		// informertest.ServeWatchList: the stream listwatch.Semantics
+		// promised the reflector.
+		si.Stream(v, cfg.Resource)
+	}
 	h.settle = append(h.settle, si)
 	requests := cfg.Requests
 	cfg.Requests = func(namespace string) listwatch.Requests {
 		r := requests(namespace)
-		r.Watch = si.Watch(r.Watch)
+		r.Watch = si.Watch(r.List, r.Watch)
 		return r
 	}
 	return si.Wrap

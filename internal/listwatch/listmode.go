@@ -31,6 +31,8 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
+
+	"github.com/kubeinformers/informers/internal/settle"
 )
 
 // Mode is how an informer gets its initial state: client-go's reflector
@@ -83,12 +85,39 @@ func StreamGate() bool {
 // Semantics returns what to pass as the client to
 // [cache.ToListWatcherWithWatchListSemantics] for an informer in mode:
 // client itself, or for the LIST modes a value that declares the lack of
-// watch-list semantics, which is how a reflector is told to list.
+// watch-list semantics, which is how a reflector is told to list; or, for
+// a fake client that informertest.ServeWatchList made serve streams
+// (internal/settle), a value that declares nothing, so that the
+// reflector streams as over a server.
 func Semantics(client any, mode Mode) any {
 	if mode == ModeList || mode == ModeConsistentList {
 		return noStream{}
 	}
+	if v := settle.Served(client); v != nil {
+		return servedStream{v}
+	}
 	return client
+}
+
+// servedStream is the watch-list semantics of a fake client that serves
+// streams: nothing declared, as a real client; v serves them.
+type servedStream struct{ v *settle.Streaming }
+
+// Served returns what serves the streams of an informer whose semantics
+// (from Semantics) are those of a fake client that serves them, or nil.
+// The informer's follower (internal/informer/settle.go) serves them when
+// and only when the reflector was told that it streams.
+func Served(semantics any) *settle.Streaming {
+	if s, ok := semantics.(servedStream); ok {
+		return s.v
+	}
+	return nil
+}
+
+// lacksStream reports whether client declares that it cannot stream, and
+// was not made to (Semantics).
+func lacksStream(client any) bool {
+	return watchlist.DoesClientNotSupportWatchListSemantics(client) && settle.Served(client) == nil
 }
 
 // noStream declares that a ListerWatcher has no watch-list semantics
@@ -113,7 +142,11 @@ type listMode struct {
 // watchStream watches over w, a watch-list stream the server accepted.
 func (m *listMode) watchStream(ctx context.Context, w watch.Interface) watch.Interface {
 	st := m.cfg.Streams.begin(m.cfg.Namespace)
-	return watchStream(ctx, w, st,
+	bound := time.Duration(stallTimeout.Load())
+	if v := settle.Served(m.cfg.Client); v != nil && v.StallTimeout() > 0 {
+		bound = v.StallTimeout() // informertest.WatchList.SetStallTimeout
+	}
+	return watchStream(ctx, w, st, bound,
 		func() { m.cfg.Streams.end(m.cfg.Namespace, st) },
 		func(n int, silence time.Duration) { m.stalled(ctx, st, n, silence) })
 }
@@ -125,7 +158,7 @@ func (m *listMode) expectsStream() bool {
 	case ModeStream:
 		return true
 	case ModeAuto:
-		return StreamGate() && !watchlist.DoesClientNotSupportWatchListSemantics(m.cfg.Client)
+		return StreamGate() && !lacksStream(m.cfg.Client)
 	}
 	return false
 }
@@ -163,7 +196,7 @@ func (m *listMode) list(opts *metav1.ListOptions) {
 	switch {
 	case !StreamGate():
 		why = "client-go's WatchListClient feature gate is off in this process"
-	case watchlist.DoesClientNotSupportWatchListSemantics(m.cfg.Client):
+	case lacksStream(m.cfg.Client):
 		why = "its client does not support watch-list semantics"
 	case m.streamErr.Load() != nil:
 		why = fmt.Sprintf("the server refused it: %v", *m.streamErr.Load())

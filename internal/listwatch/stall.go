@@ -177,6 +177,7 @@ type stallWatch struct {
 	stop    chan struct{}
 	stopped sync.Once
 	st      *streamState
+	bound   time.Duration
 	// ended is called once the stream ends its initial events (the end
 	// bookmark, an error, or the end of the watch); stalled when it is
 	// abandoned.
@@ -184,9 +185,10 @@ type stallWatch struct {
 	stalled func(objects int, silence time.Duration)
 }
 
-// watchStream wraps w, a watch-list stream whose state is st.
-func watchStream(ctx context.Context, w watch.Interface, st *streamState, ended func(), stalled func(int, time.Duration)) watch.Interface {
-	s := &stallWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), st: st, ended: ended, stalled: stalled}
+// watchStream wraps w, a watch-list stream whose state is st, abandoned
+// after bound of silence.
+func watchStream(ctx context.Context, w watch.Interface, st *streamState, bound time.Duration, ended func(), stalled func(int, time.Duration)) watch.Interface {
+	s := &stallWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), st: st, bound: bound, ended: ended, stalled: stalled}
 	go s.run(ctx)
 	return s
 }
@@ -211,7 +213,7 @@ func (s *stallWatch) run(ctx context.Context) {
 	end := func() { endOnce.Do(s.ended) }
 	defer end()
 	in := s.inner.ResultChan()
-	bound := time.Duration(stallTimeout.Load())
+	bound := s.bound
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
 	ended, n := false, 0

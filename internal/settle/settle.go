@@ -59,6 +59,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
@@ -167,6 +168,11 @@ type Informer struct {
 	seq      uint64
 	handlers map[*handler]struct{}
 	stopped  bool
+
+	// serve and resource are set by Stream (stream.go) when the client
+	// serves watch-list streams.
+	serve    *Streaming
+	resource schema.GroupVersionResource
 }
 
 // New returns the follower of one client-go informer: name names it in
@@ -189,10 +195,20 @@ func (s *Informer) broadcast() {
 	s.changed = make(chan struct{})
 }
 
-// Watch wraps the informer's watch call: each watch it opens is read
-// through a stream that markers can be put into.
-func (s *Informer) Watch(next func(context.Context, metav1.ListOptions) (watch.Interface, error)) func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+// Watch wraps the informer's watch call next: each watch it opens is read
+// through a stream that markers can be put into. list is the list call of
+// the same client, which serves the start of a watch-list stream when the
+// client serves them (Stream).
+func (s *Informer) Watch(list ListFunc, next func(context.Context, metav1.ListOptions) (watch.Interface, error)) func(context.Context, metav1.ListOptions) (watch.Interface, error) {
 	return func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+		var sv *served
+		if initial && s.serve != nil {
+			var err error
+			if sv, opts, err = s.initial(ctx, list, opts); err != nil {
+				return nil, err
+			}
+		}
 		w, err := next(ctx, opts)
 		if err != nil || w == nil {
 			return w, err
@@ -203,13 +219,25 @@ func (s *Informer) Watch(next func(context.Context, metav1.ListOptions) (watch.I
 			out:     make(chan watch.Event),
 			stop:    make(chan struct{}),
 			wake:    make(chan struct{}, 1),
-			initial: opts.SendInitialEvents != nil && *opts.SendInitialEvents,
+			initial: initial,
 			lastRV:  opts.ResourceVersion,
+		}
+		var queue []watch.Event
+		if sv != nil {
+			// The stream's start, served from the fake's list: read
+			// as if it came from the watch, ahead of its events.
+			queue, st.served = sv.events, sv
+			for _, ev := range queue {
+				st.read(ev)
+			}
 		}
 		if !st.initial {
 			s.started(st)
 		}
-		go st.run()
+		if st.served != nil && len(queue) == 0 {
+			st.served.v.delivered(st.served.resource)
+		}
+		go st.run(queue)
 		return st, nil
 	}
 }
@@ -273,6 +301,9 @@ type stream struct {
 	// lastRV is the resource version of the last event read.
 	initial bool
 	lastRV  string
+	// served, for a stream served from the fake's list (stream.go), is
+	// told when the last of its first len(served.events) events is sent.
+	served *served
 }
 
 func (st *stream) ResultChan() <-chan watch.Event { return st.out }
@@ -294,12 +325,14 @@ type pending struct {
 	left int
 }
 
-func (st *stream) run() {
+func (st *stream) run(queue []watch.Event) {
 	defer st.s.ended(st)
 	defer close(st.out)
 	defer st.inner.Stop()
 	in := st.inner.ResultChan()
-	var queue []watch.Event
+	// toSend is how many of the served events at the head of queue are
+	// still to be sent.
+	toSend := len(queue)
 	var waiting []pending
 	for {
 		if in == nil && len(queue) == 0 {
@@ -334,6 +367,11 @@ func (st *stream) run() {
 		case out <- next:
 			queue[0] = watch.Event{}
 			queue = queue[1:]
+			if toSend > 0 {
+				if toSend--; toSend == 0 {
+					st.served.v.delivered(st.served.resource)
+				}
+			}
 		case <-st.stop:
 			return
 		}
