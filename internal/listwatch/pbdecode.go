@@ -20,8 +20,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,6 +31,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -209,70 +210,52 @@ const (
 	fieldManagedFields   = 17
 	fieldMapKey          = 1
 
-	wireVarint = 0
-	wireI64    = 1
-	wireLen    = 2
-	wireI32    = 5
+	wireLen = protowire.BytesType
 )
-
-var errTruncated = errors.New("truncated protobuf message")
-
-// varint reads a varint at b[i:] and returns it and the index after it.
-func varint(b []byte, i int) (uint64, int, error) {
-	v, n := binary.Uvarint(b[i:])
-	switch {
-	case n == 0:
-		return 0, 0, errTruncated
-	case n < 0:
-		return 0, 0, errors.New("protobuf varint overflows 64 bits")
-	}
-	return v, i + n, nil
-}
 
 // field is one field of a message: its number, wire type, where it starts
 // (its tag), where its tag ends, where it ends, and for a length-delimited
 // field its contents.
 type field struct {
-	num                uint64
-	wire               int
+	num                protowire.Number
+	wire               protowire.Type
 	start, tagEnd, end int
 	body               []byte
 }
 
-// nextField reads the field at b[i:].
+var errTruncated = errors.New("truncated protobuf message")
+
+// wireError is protowire's error of code n, with a truncation not
+// io.ErrUnexpectedEOF, which a watch stream takes for the end of the
+// stream inside an event.
+func wireError(n int) error {
+	if err := protowire.ParseError(n); err != io.ErrUnexpectedEOF { //nolint:errorlint // protowire returns it as it is
+		return err
+	}
+	return errTruncated
+}
+
+// nextField reads the field at b[i:], with protowire's parsing of tags,
+// varints and lengths. Groups, which no API server sends, are refused.
 func nextField(b []byte, i int) (field, error) {
 	f := field{start: i}
-	tag, i, err := varint(b, i)
-	if err != nil {
-		return f, err
+	num, typ, n := protowire.ConsumeTag(b[i:])
+	if n < 0 {
+		return f, wireError(n)
 	}
-	f.tagEnd = i
-	f.num, f.wire = tag>>3, int(tag&7)
-	switch f.wire {
-	case wireVarint:
-		_, i, err = varint(b, i)
-	case wireI64:
-		i += 8
-	case wireI32:
-		i += 4
-	case wireLen:
-		var n uint64
-		n, i, err = varint(b, i)
-		if err == nil && n > uint64(len(b)-i) {
-			err = errTruncated
-		}
-		if err == nil {
-			f.body = b[i : i+int(n)]
-			i += int(n)
-		}
-	default:
-		err = fmt.Errorf("protobuf wire type %d is not supported", f.wire)
+	if typ == protowire.StartGroupType || typ == protowire.EndGroupType {
+		return f, fmt.Errorf("protobuf wire type %d is not supported", typ)
 	}
-	if err == nil && i > len(b) {
-		err = errTruncated
+	f.num, f.wire, f.tagEnd = num, typ, i+n
+	m := protowire.ConsumeFieldValue(num, typ, b[f.tagEnd:])
+	if m < 0 {
+		return f, wireError(m)
 	}
-	f.end = i
-	return f, err
+	f.end = f.tagEnd + m
+	if typ == protowire.BytesType {
+		f.body, _ = protowire.ConsumeBytes(b[f.tagEnd:f.end])
+	}
+	return f, nil
 }
 
 // unknown is a runtime.Unknown read in place: raw is a sub-slice of the
@@ -531,7 +514,7 @@ func mapKey(b []byte) ([]byte, error) {
 // the message b, in place, and returns the message with each such field's
 // length rewritten. fn returns a prefix of the body it is given, so the
 // message only shrinks.
-func rewrite(b []byte, num uint64, fn func([]byte) ([]byte, error)) ([]byte, error) {
+func rewrite(b []byte, num protowire.Number, fn func([]byte) ([]byte, error)) ([]byte, error) {
 	w := 0
 	for i := 0; i < len(b); {
 		f, err := nextField(b, i)
@@ -551,7 +534,7 @@ func rewrite(b []byte, num uint64, fn func([]byte) ([]byte, error)) ([]byte, err
 		// takes no more bytes than the old, and the body starts after the
 		// old length, so nothing is overwritten before it is read.
 		w += copy(b[w:], b[f.start:f.tagEnd])
-		w += binary.PutUvarint(b[w:], uint64(len(body)))
+		w = len(protowire.AppendVarint(b[:w], uint64(len(body))))
 		w += copy(b[w:], body)
 	}
 	return b[:w], nil
