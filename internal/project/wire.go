@@ -82,7 +82,6 @@ func (p *Projection) Cut(b []byte) ([]byte, error) {
 	return p.wire.cut(b)
 }
 
-
 // cut drops from the message b, in place, the fields p does not keep,
 // and returns the shortened message.
 func (p *wirePlan) cut(b []byte) ([]byte, error) {
