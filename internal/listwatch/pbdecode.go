@@ -44,6 +44,8 @@ import (
 	"k8s.io/client-go/rest"
 	restclientwatch "k8s.io/client-go/rest/watch"
 	"k8s.io/klog/v2"
+
+	"github.com/kubeinformers/informers/internal/project"
 )
 
 // This file decodes the API server's protobuf for a lean informer without
@@ -188,10 +190,16 @@ type Strip struct {
 	// LastApplied leaves out the annotation
 	// kubectl.kubernetes.io/last-applied-configuration.
 	LastApplied bool
+	// Project, if set, leaves out every field of the objects of its type
+	// that it does not keep (internal/project).
+	Project *project.Projection
 }
 
 // Any reports whether s leaves anything out.
-func (s Strip) Any() bool { return s.ManagedFields || s.LastApplied }
+func (s Strip) Any() bool { return s.ManagedFields || s.LastApplied || s.Project != nil }
+
+// meta reports whether s leaves anything out of metadata itself.
+func (s Strip) meta() bool { return s.ManagedFields || s.LastApplied }
 
 // Protobuf field numbers this file reads (k8s.io/apimachinery's
 // generated.proto files).
@@ -314,8 +322,15 @@ type ObjectDecoder struct {
 	strip  Strip
 	// metaFirst caches, per Go type, whether its protobuf field 1 is its
 	// metav1.ObjectMeta (or a list's metav1.ListMeta with items in field
-	// 2), which is what stripping relies on.
-	metaFirst sync.Map // reflect.Type -> layout
+	// 2), which is what stripping relies on, and whether its objects are
+	// of the projection's type.
+	metaFirst sync.Map // reflect.Type -> typeInfo
+}
+
+// typeInfo is what stripping knows of a Go type.
+type typeInfo struct {
+	layout    layout
+	projected bool
 }
 
 // layout is how stripping finds the metadata of a type's message.
@@ -390,11 +405,20 @@ var stripped atomic.Int64
 // harness check to know that the path ran.
 func StrippedObjects() int64 { return stripped.Load() }
 
-func (d *ObjectDecoder) layoutOf(t reflect.Type) layout {
+func (d *ObjectDecoder) typeInfo(t reflect.Type) typeInfo {
 	if l, ok := d.metaFirst.Load(t); ok {
-		return l.(layout)
+		return l.(typeInfo)
 	}
-	l := layoutOf(t)
+	l := typeInfo{layout: layoutOf(t)}
+	if p := d.strip.Project; p != nil {
+		switch l.layout {
+		case layoutObject:
+			l.projected = t == p.Type()
+		case layoutList:
+			items, _ := t.Elem().FieldByName("Items")
+			l.projected = reflect.PointerTo(items.Type.Elem()) == p.Type()
+		}
+	}
 	d.metaFirst.Store(t, l)
 	return l
 }
@@ -442,13 +466,27 @@ func protobufField(tag string) int {
 // stripMessage cuts what d leaves out of the message b of type t, in
 // place, and returns the shortened message.
 func (d *ObjectDecoder) stripMessage(t reflect.Type, b []byte) ([]byte, error) {
-	switch d.layoutOf(t) {
+	info := d.typeInfo(t)
+	object := func(b []byte) ([]byte, error) {
+		var err error
+		if info.projected {
+			if b, err = d.strip.Project.Cut(b); err != nil {
+				return nil, err
+			}
+		}
+		if d.strip.meta() {
+			if b, err = rewrite(b, fieldObjectMeta, d.stripMeta); err != nil {
+				return nil, err
+			}
+		}
+		stripped.Add(1)
+		return b, nil
+	}
+	switch info.layout {
 	case layoutObject:
-		return rewrite(b, fieldObjectMeta, d.stripMeta)
+		return object(b)
 	case layoutList:
-		return rewrite(b, fieldListItems, func(item []byte) ([]byte, error) {
-			return rewrite(item, fieldObjectMeta, d.stripMeta)
-		})
+		return rewrite(b, fieldListItems, object)
 	}
 	return b, nil
 }
@@ -482,7 +520,6 @@ func (d *ObjectDecoder) stripMeta(b []byte) ([]byte, error) {
 		}
 		w = keep(b, w, f)
 	}
-	stripped.Add(1)
 	return b[:w], nil
 }
 

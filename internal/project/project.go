@@ -47,6 +47,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Always lists the fields every projection keeps, besides apiVersion and
@@ -95,13 +96,17 @@ func CheckSyntax(paths []string) error {
 	return errors.Join(errs...)
 }
 
-// New returns the projection on paths of objects like example: a typed
-// object (a pointer to a struct with metadata) has its paths checked
-// against its Go type and is projected by field; nil or an unstructured
-// example checks only the paths' syntax. It returns nil for no paths.
-func New(paths []string, example runtime.Object) (*Projection, error) {
+// New returns the projection on paths of the objects of Go type t: a
+// typed object (a pointer to a struct) has its paths checked against its
+// Go type and is projected by field; an unstructured object, or a nil t,
+// has only the paths' syntax checked. A metadata-only object is refused:
+// it holds metadata alone. New returns nil for no paths.
+func New(paths []string, t reflect.Type) (*Projection, error) {
 	if len(paths) == 0 {
 		return nil, nil
+	}
+	if t == partialType {
+		return nil, errors.New("KeepFields: a metadata informer caches metadata alone; KeepFields applies to typed and dynamic informers")
 	}
 	if err := CheckSyntax(paths); err != nil {
 		return nil, err
@@ -110,13 +115,9 @@ func New(paths []string, example runtime.Object) (*Projection, error) {
 	for _, path := range append(slices.Clone(Always), paths...) {
 		p.tree.add(strings.Split(path, "."))
 	}
-	if example == nil {
+	if t == nil || t.Implements(unstructuredType) {
 		return p, nil
 	}
-	if _, ok := example.(runtime.Unstructured); ok {
-		return p, nil
-	}
-	t := reflect.TypeOf(example)
 	root, err := compile(t, paths)
 	if err != nil {
 		return nil, err
@@ -125,6 +126,35 @@ func New(paths []string, example runtime.Object) (*Projection, error) {
 	p.plan = newStructPlan(t.Elem(), root)
 	p.wire = newWirePlan(t.Elem(), root)
 	return p, nil
+}
+
+var (
+	partialType      = reflect.TypeFor[*metav1.PartialObjectMetadata]()
+	unstructuredType = reflect.TypeFor[runtime.Unstructured]()
+)
+
+// CheckResource checks paths against the Go type of resource in types
+// (the factory's built-in resources by Go type); for a resource not in
+// types, only their syntax.
+func CheckResource(types map[reflect.Type]schema.GroupVersionResource, resource schema.GroupVersionResource, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	for t, r := range types {
+		if r == resource {
+			return Check(t, paths)
+		}
+	}
+	return CheckSyntax(paths)
+}
+
+// Refusal is why an informer of resource does not run when New returned
+// err, or nil.
+func Refusal(resource schema.GroupVersionResource, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("not started: WithResourceOptions(%v): %w", resource, err)
 }
 
 // Check reports the paths that do not name a field of t, a pointer to a

@@ -35,22 +35,14 @@ type wirePlan struct {
 var keepWhole = &wirePlan{}
 
 // newWirePlan reads the field numbers of n's fields from the protobuf
-// tags of st. A field without a tag is not encoded, so it is not kept; an
-// inlined embedded struct without one has its fields at this level.
+// tags of st. A field without a tag (an object's embedded TypeMeta, which
+// the envelope carries) is not in the message.
 func newWirePlan(st reflect.Type, n *node) *wirePlan {
 	p := &wirePlan{}
-	p.addFields(st, n)
-	return p
-}
-
-func (p *wirePlan) addFields(st reflect.Type, n *node) {
 	for i, c := range n.fields {
 		f := st.Field(i)
 		num := protobufNumber(f.Tag.Get("protobuf"))
 		if num <= 0 {
-			if _, inline, _ := jsonName(f); inline && !c.all {
-				p.addFields(derefStruct(f.Type), c)
-			}
 			continue
 		}
 		sub := keepWhole
@@ -62,6 +54,7 @@ func (p *wirePlan) addFields(st reflect.Type, n *node) {
 		}
 		p.fields[num] = sub
 	}
+	return p
 }
 
 func (p *wirePlan) field(num protowire.Number) *wirePlan {
