@@ -351,6 +351,11 @@ func NewObjectDecoder(scheme *runtime.Scheme, strip Strip) *ObjectDecoder {
 // (what a LIST response or a watch event's object holds). The bytes of
 // data may be changed: callers pass a buffer they no longer need.
 func (d *ObjectDecoder) Decode(data []byte) (runtime.Object, error) {
+	return d.decode(data, d.strip.Any())
+}
+
+// decode decodes data, stripped if strip is set.
+func (d *ObjectDecoder) decode(data []byte, strip bool) (runtime.Object, error) {
 	u, err := readUnknown(data)
 	if err != nil {
 		return nil, err
@@ -381,7 +386,7 @@ func (d *ObjectDecoder) Decode(data []byte) (runtime.Object, error) {
 		return nil, fmt.Errorf("%T cannot be decoded from protobuf", obj)
 	}
 	raw := u.raw
-	if d.strip.Any() {
+	if strip {
 		if raw, err = d.stripMessage(reflect.TypeOf(obj), raw); err != nil {
 			return nil, fmt.Errorf("%s: %w", gvk, err)
 		}
@@ -665,7 +670,9 @@ func (d *WatchDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	default:
 		return "", nil, fmt.Errorf("got invalid watch event type: %s", typ)
 	}
-	obj, err := d.objects.Decode(object)
+	// A bookmark is decoded whole: its annotations say whether it ends
+	// the initial events of a watch-list stream, and it is never cached.
+	obj, err := d.objects.decode(object, t != watch.Bookmark && d.objects.strip.Any())
 	if err != nil {
 		return "", nil, fmt.Errorf("unable to decode watch event: %w", err)
 	}

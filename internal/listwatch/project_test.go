@@ -18,6 +18,7 @@ package listwatch
 
 import (
 	"bytes"
+	"io"
 	"math/rand"
 	"reflect"
 	"sort"
@@ -29,7 +30,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubeinformers/informers/internal/project"
@@ -188,4 +191,35 @@ func projectAll(p *project.Projection, obj runtime.Object) {
 		return
 	}
 	p.Object(obj)
+}
+
+// A watch stream decoded with a projection gives every event, projected,
+// except the bookmark that ends a watch-list stream's initial events,
+// whose annotation the reflector waits for: a projection that drops
+// metadata.annotations must not cut it.
+func TestWatchDecoderProjects(t *testing.T) {
+	p, err := project.New([]string{"spec.nodeName"}, reflect.TypeFor[*corev1.Pod]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := decodeAll(NewWatchDecoder(io.NopCloser(bytes.NewReader(pbWatchStream(t, pbEvents()...))), NewObjectDecoder(scheme.Scheme, Strip{ManagedFields: true, Project: p})))
+	if err != io.EOF { //nolint:errorlint // the decoder's end of stream
+		t.Fatalf("decoding: %v", err)
+	}
+	if len(events) != len(pbEvents()) {
+		t.Fatalf("%d events, want %d", len(events), len(pbEvents()))
+	}
+	for i, e := range events {
+		switch e.Type {
+		case watch.Bookmark:
+			if m, _ := e.Object.(*corev1.Pod); m == nil || m.Annotations[metav1.InitialEventsAnnotationKey] != "true" {
+				t.Errorf("event %d: the bookmark lost its annotation: %+v", i, e.Object)
+			}
+		case watch.Added, watch.Modified, watch.Deleted:
+			pod := e.Object.(*corev1.Pod)
+			if pod.Spec.NodeName != "node-1" || pod.Annotations != nil || pod.Spec.Containers != nil || pod.ResourceVersion != "42" {
+				t.Errorf("event %d %s: %+v, want it projected on spec.nodeName", i, e.Type, pod)
+			}
+		}
+	}
 }
