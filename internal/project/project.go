@@ -196,8 +196,7 @@ func (p *Projection) Object(obj any) {
 	if p == nil || obj == nil {
 		return
 	}
-	switch o := obj.(type) {
-	case *unstructured.Unstructured:
+	if o, ok := obj.(*unstructured.Unstructured); ok {
 		if o != nil {
 			p.tree.project(o.Object)
 		}

@@ -97,7 +97,7 @@ func benchPod() *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "web-1", Namespace: "shop", UID: "u", ResourceVersion: "9", Labels: map[string]string{"app": "web"},
 			Annotations:   map[string]string{"a": strings.Repeat("x", 200)},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: metav1.NewFieldsV1(`{"f:spec":{}}`)}},
 		},
 		Spec: corev1.PodSpec{
 			NodeName: "node-1",
