@@ -83,7 +83,7 @@ func LeanNoShare() LeanOption {
 // clientset's own; JSON responses are decoded as client-go decodes them.
 // The repository's docs/protobuf.md has the figures.
 func WithLeanMemory(options ...LeanOption) SharedInformerOption {
-	c := resolveLean(options)
+	c := lean.Resolve(options)
 	transform := lean.New(c).Transform
 	strip := listwatch.Strip{ManagedFields: !c.KeepManagedFields, LastApplied: c.DropLastApplied}
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
@@ -99,10 +99,8 @@ func WithLeanMemory(options ...LeanOption) SharedInformerOption {
 // object inside a [cache.DeletedFinalStateUnknown]; anything else passes
 // unchanged. Use it with [WithTransform] or any informer's SetTransform.
 func TransformStripManagedFields() cache.TransformFunc {
-	return stripManagedFields
+	return lean.StripManagedFields
 }
-
-func stripManagedFields(obj any) (any, error) { return lean.DropManagedFields(obj), nil }
 
 // TransformLean returns the [cache.TransformFunc] behind [WithLeanMemory],
 // for use with any informer's SetTransform, including client-go's and
@@ -140,16 +138,5 @@ func stripManagedFields(obj any) (any, error) { return lean.DropManagedFields(ob
 // Each call returns a transform with its own sharing tables, bounded in
 // size; interned strings are process-wide.
 func TransformLean(options ...LeanOption) cache.TransformFunc {
-	return lean.New(resolveLean(options)).Transform
-}
-
-// resolveLean applies options to the default configuration.
-func resolveLean(options []LeanOption) leanConfig {
-	c := lean.Default()
-	for _, o := range options {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
+	return lean.New(lean.Resolve(options)).Transform
 }

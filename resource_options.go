@@ -31,6 +31,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/binding"
 	"github.com/kubeinformers/informers/internal/multinamespace"
+	"github.com/kubeinformers/informers/internal/project"
 	"github.com/kubeinformers/informers/internalinterfaces"
 	"github.com/kubeinformers/informers/sharding"
 )
@@ -50,8 +51,8 @@ import (
 //   - TweakListOptions runs last, after the factory's tweak and the
 //     selectors above, so it sees and may change all of them.
 //   - Transform replaces the factory's [WithTransform] for this resource.
-//     The lean-memory transform ([WithLeanMemory]), if any, still runs
-//     after it.
+//     KeepFields, then the lean-memory transform ([WithLeanMemory]),
+//     apply to its result.
 //   - ResyncPeriod, if positive, replaces [WithCustomResyncConfig] and the
 //     factory's default resync period.
 //   - Indexers are added to the namespace index every factory informer
@@ -91,6 +92,13 @@ type ResourceOptions struct {
 	// Protobuf makes the resource's typed informer ask for protobuf, as
 	// [WithProtobuf] does factory-wide. Only built-in resources have it.
 	Protobuf bool
+	// KeepFields keeps only these fields of cached objects, by JSON path
+	// ("spec.nodeName"; a path keeps its subtree), and identity, labels,
+	// owners, finalizers, versions and timestamps of metadata; handlers
+	// and indexers see the rest at its zero value. A path the resource's
+	// Go type lacks is an error. Metadata informers refuse it. See the
+	// repository's docs/lean-memory.md.
+	KeepFields []string
 }
 
 // WithResourceOptions sets the options of one resource; see
@@ -116,7 +124,7 @@ func WithResourceOptions(resource schema.GroupVersionResource, options ResourceO
 		if factory.resourceOptions == nil {
 			factory.resourceOptions = make(map[schema.GroupVersionResource]ResourceOptions)
 		}
-		options.Namespaces = slices.Clone(options.Namespaces)
+		options.Namespaces, options.KeepFields = slices.Clone(options.Namespaces), slices.Clone(options.KeepFields)
 		options.Indexers = maps.Clone(options.Indexers)
 		factory.resourceOptions[resource] = options
 		return factory
@@ -158,6 +166,9 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 	}
 	if o.Protobuf && !builtIn {
 		errs = append(errs, errors.New("field Protobuf: only built-in resources are served in protobuf to typed informers; dynamic, metadata and custom resources stay on JSON"))
+	}
+	if err := project.CheckResource(typeResources, resource, o.KeepFields); err != nil {
+		errs = append(errs, err)
 	}
 	if err := checkListMode(o.ListMode); err != nil {
 		errs = append(errs, fmt.Errorf("ListMode: %w", err))

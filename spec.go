@@ -30,6 +30,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/project"
 	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
@@ -123,7 +124,9 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 	if ro.Transform != nil {
 		user = ro.Transform
 	}
-	s.Transform = listwatch.ChainTransforms(user, f.leanTransform)
+	keep, err := project.New(ro.KeepFields, req.id.Type)
+	s.Refused = errors.Join(s.Refused, project.Refusal(resource, err))
+	s.Transform = listwatch.ChainTransforms(listwatch.ChainTransforms(user, keep.TransformFunc()), f.leanTransform)
 
 	mode := f.listMode
 	if ro.ListMode != ListModeAuto {
@@ -160,7 +163,7 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 	if builtInTyped && user == nil {
 		// Only where the lean transform is the first to see an object:
 		// a user's transform is given the object as decoded.
-		lw.Strip = f.leanStrip
+		lw.Strip, lw.Strip.Project = f.leanStrip, keep
 	}
 
 	s.Finish(followsMembership) // internal/informer/spec.go

@@ -436,6 +436,9 @@ func summaryLines(rep *runReport) string {
 		if decodeMeasured(rep.Results[n]) {
 			b.WriteString(decodeLine(rep, n) + "\n")
 		}
+		if keepMeasured(rep.Results[n]) {
+			b.WriteString(keepLine(rep, n) + "\n")
+		}
 	}
 	return b.String()
 }
@@ -447,12 +450,13 @@ func checkStripped(rep *runReport, n int) bool {
 	failed := false
 	for run, s := range rep.Results[n] {
 		name, _ := splitRun(run)
-		if s == nil || !s.ok() || (name != "ours-lean" && name != "ours") {
+		lean := name == "ours-lean" || name == keepVariant
+		if s == nil || !s.ok() || (!lean && name != "ours") {
 			continue
 		}
 		for _, r := range s.Runs {
 			switch {
-			case name == "ours-lean" && r.Stripped < int64(n):
+			case lean && r.Stripped < int64(n):
 				fmt.Fprintf(os.Stderr, "bench-scale: smoke: N=%d %s decoded %d objects stripped, want at least N\n", n, run, r.Stripped)
 				failed = true
 			case name == "ours" && r.Stripped != 0:
@@ -460,7 +464,7 @@ func checkStripped(rep *runReport, n int) bool {
 				failed = true
 			}
 		}
-		if !failed && name == "ours-lean" {
+		if !failed && lean {
 			fmt.Fprintf(os.Stderr, "bench-scale: smoke: N=%d %s decoded every Pod without managedFields: ok\n", n, run)
 		}
 	}

@@ -146,6 +146,21 @@ type Leaner struct {
 	preemptPolicies sharedSet[*corev1.PreemptionPolicy]
 }
 
+// StripManagedFields is DropManagedFields as a cache.TransformFunc.
+func StripManagedFields(obj any) (any, error) { return DropManagedFields(obj), nil }
+
+// Resolve applies options (the root's LeanOptions) to the default
+// configuration; nil options are skipped.
+func Resolve[O ~func(*Config)](options []O) Config {
+	c := Default()
+	for _, o := range options {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
 // New returns a lean transform configured by c, with empty sharing
 // tables.
 func New(c Config) *Leaner {

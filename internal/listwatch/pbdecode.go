@@ -31,6 +31,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,8 @@ import (
 	"k8s.io/client-go/rest"
 	restclientwatch "k8s.io/client-go/rest/watch"
 	"k8s.io/klog/v2"
+
+	"github.com/kubeinformers/informers/internal/project"
 )
 
 // This file decodes the API server's protobuf for a lean informer without
@@ -187,10 +190,16 @@ type Strip struct {
 	// LastApplied leaves out the annotation
 	// kubectl.kubernetes.io/last-applied-configuration.
 	LastApplied bool
+	// Project, if set, leaves out every field of the objects of its type
+	// that it does not keep (internal/project).
+	Project *project.Projection
 }
 
 // Any reports whether s leaves anything out.
-func (s Strip) Any() bool { return s.ManagedFields || s.LastApplied }
+func (s Strip) Any() bool { return s.ManagedFields || s.LastApplied || s.Project != nil }
+
+// meta reports whether s leaves anything out of metadata itself.
+func (s Strip) meta() bool { return s.ManagedFields || s.LastApplied }
 
 // Protobuf field numbers this file reads (k8s.io/apimachinery's
 // generated.proto files).
@@ -209,70 +218,52 @@ const (
 	fieldManagedFields   = 17
 	fieldMapKey          = 1
 
-	wireVarint = 0
-	wireI64    = 1
-	wireLen    = 2
-	wireI32    = 5
+	wireLen = protowire.BytesType
 )
-
-var errTruncated = errors.New("truncated protobuf message")
-
-// varint reads a varint at b[i:] and returns it and the index after it.
-func varint(b []byte, i int) (uint64, int, error) {
-	v, n := binary.Uvarint(b[i:])
-	switch {
-	case n == 0:
-		return 0, 0, errTruncated
-	case n < 0:
-		return 0, 0, errors.New("protobuf varint overflows 64 bits")
-	}
-	return v, i + n, nil
-}
 
 // field is one field of a message: its number, wire type, where it starts
 // (its tag), where its tag ends, where it ends, and for a length-delimited
 // field its contents.
 type field struct {
-	num                uint64
-	wire               int
+	num                protowire.Number
+	wire               protowire.Type
 	start, tagEnd, end int
 	body               []byte
 }
 
-// nextField reads the field at b[i:].
+var errTruncated = errors.New("truncated protobuf message")
+
+// wireError is protowire's error of code n, with a truncation not
+// io.ErrUnexpectedEOF, which a watch stream takes for the end of the
+// stream inside an event.
+func wireError(n int) error {
+	if err := protowire.ParseError(n); err != io.ErrUnexpectedEOF { //nolint:errorlint // protowire returns it as it is
+		return err
+	}
+	return errTruncated
+}
+
+// nextField reads the field at b[i:], with protowire's parsing of tags,
+// varints and lengths. Groups, which no API server sends, are refused.
 func nextField(b []byte, i int) (field, error) {
 	f := field{start: i}
-	tag, i, err := varint(b, i)
-	if err != nil {
-		return f, err
+	num, typ, n := protowire.ConsumeTag(b[i:])
+	if n < 0 {
+		return f, wireError(n)
 	}
-	f.tagEnd = i
-	f.num, f.wire = tag>>3, int(tag&7)
-	switch f.wire {
-	case wireVarint:
-		_, i, err = varint(b, i)
-	case wireI64:
-		i += 8
-	case wireI32:
-		i += 4
-	case wireLen:
-		var n uint64
-		n, i, err = varint(b, i)
-		if err == nil && n > uint64(len(b)-i) {
-			err = errTruncated
-		}
-		if err == nil {
-			f.body = b[i : i+int(n)]
-			i += int(n)
-		}
-	default:
-		err = fmt.Errorf("protobuf wire type %d is not supported", f.wire)
+	if typ == protowire.StartGroupType || typ == protowire.EndGroupType {
+		return f, fmt.Errorf("protobuf wire type %d is not supported", typ)
 	}
-	if err == nil && i > len(b) {
-		err = errTruncated
+	f.num, f.wire, f.tagEnd = num, typ, i+n
+	m := protowire.ConsumeFieldValue(num, typ, b[f.tagEnd:])
+	if m < 0 {
+		return f, wireError(m)
 	}
-	f.end = i
-	return f, err
+	f.end = f.tagEnd + m
+	if typ == protowire.BytesType {
+		f.body, _ = protowire.ConsumeBytes(b[f.tagEnd:f.end])
+	}
+	return f, nil
 }
 
 // unknown is a runtime.Unknown read in place: raw is a sub-slice of the
@@ -331,8 +322,15 @@ type ObjectDecoder struct {
 	strip  Strip
 	// metaFirst caches, per Go type, whether its protobuf field 1 is its
 	// metav1.ObjectMeta (or a list's metav1.ListMeta with items in field
-	// 2), which is what stripping relies on.
-	metaFirst sync.Map // reflect.Type -> layout
+	// 2), which is what stripping relies on, and whether its objects are
+	// of the projection's type.
+	metaFirst sync.Map // reflect.Type -> typeInfo
+}
+
+// typeInfo is what stripping knows of a Go type.
+type typeInfo struct {
+	layout    layout
+	projected bool
 }
 
 // layout is how stripping finds the metadata of a type's message.
@@ -353,6 +351,11 @@ func NewObjectDecoder(scheme *runtime.Scheme, strip Strip) *ObjectDecoder {
 // (what a LIST response or a watch event's object holds). The bytes of
 // data may be changed: callers pass a buffer they no longer need.
 func (d *ObjectDecoder) Decode(data []byte) (runtime.Object, error) {
+	return d.decode(data, d.strip.Any())
+}
+
+// decode decodes data, stripped if strip is set.
+func (d *ObjectDecoder) decode(data []byte, strip bool) (runtime.Object, error) {
 	u, err := readUnknown(data)
 	if err != nil {
 		return nil, err
@@ -383,7 +386,7 @@ func (d *ObjectDecoder) Decode(data []byte) (runtime.Object, error) {
 		return nil, fmt.Errorf("%T cannot be decoded from protobuf", obj)
 	}
 	raw := u.raw
-	if d.strip.Any() {
+	if strip {
 		if raw, err = d.stripMessage(reflect.TypeOf(obj), raw); err != nil {
 			return nil, fmt.Errorf("%s: %w", gvk, err)
 		}
@@ -407,11 +410,20 @@ var stripped atomic.Int64
 // harness check to know that the path ran.
 func StrippedObjects() int64 { return stripped.Load() }
 
-func (d *ObjectDecoder) layoutOf(t reflect.Type) layout {
+func (d *ObjectDecoder) typeInfo(t reflect.Type) typeInfo {
 	if l, ok := d.metaFirst.Load(t); ok {
-		return l.(layout)
+		return l.(typeInfo)
 	}
-	l := layoutOf(t)
+	l := typeInfo{layout: layoutOf(t)}
+	if p := d.strip.Project; p != nil {
+		switch l.layout {
+		case layoutObject:
+			l.projected = t == p.Type()
+		case layoutList:
+			items, _ := t.Elem().FieldByName("Items")
+			l.projected = reflect.PointerTo(items.Type.Elem()) == p.Type()
+		}
+	}
 	d.metaFirst.Store(t, l)
 	return l
 }
@@ -459,13 +471,27 @@ func protobufField(tag string) int {
 // stripMessage cuts what d leaves out of the message b of type t, in
 // place, and returns the shortened message.
 func (d *ObjectDecoder) stripMessage(t reflect.Type, b []byte) ([]byte, error) {
-	switch d.layoutOf(t) {
+	info := d.typeInfo(t)
+	object := func(b []byte) ([]byte, error) {
+		var err error
+		if info.projected {
+			if b, err = d.strip.Project.Cut(b); err != nil {
+				return nil, err
+			}
+		}
+		if d.strip.meta() {
+			if b, err = rewrite(b, fieldObjectMeta, d.stripMeta); err != nil {
+				return nil, err
+			}
+		}
+		stripped.Add(1)
+		return b, nil
+	}
+	switch info.layout {
 	case layoutObject:
-		return rewrite(b, fieldObjectMeta, d.stripMeta)
+		return object(b)
 	case layoutList:
-		return rewrite(b, fieldListItems, func(item []byte) ([]byte, error) {
-			return rewrite(item, fieldObjectMeta, d.stripMeta)
-		})
+		return rewrite(b, fieldListItems, object)
 	}
 	return b, nil
 }
@@ -499,7 +525,6 @@ func (d *ObjectDecoder) stripMeta(b []byte) ([]byte, error) {
 		}
 		w = keep(b, w, f)
 	}
-	stripped.Add(1)
 	return b[:w], nil
 }
 
@@ -531,7 +556,7 @@ func mapKey(b []byte) ([]byte, error) {
 // the message b, in place, and returns the message with each such field's
 // length rewritten. fn returns a prefix of the body it is given, so the
 // message only shrinks.
-func rewrite(b []byte, num uint64, fn func([]byte) ([]byte, error)) ([]byte, error) {
+func rewrite(b []byte, num protowire.Number, fn func([]byte) ([]byte, error)) ([]byte, error) {
 	w := 0
 	for i := 0; i < len(b); {
 		f, err := nextField(b, i)
@@ -551,7 +576,7 @@ func rewrite(b []byte, num uint64, fn func([]byte) ([]byte, error)) ([]byte, err
 		// takes no more bytes than the old, and the body starts after the
 		// old length, so nothing is overwritten before it is read.
 		w += copy(b[w:], b[f.start:f.tagEnd])
-		w += binary.PutUvarint(b[w:], uint64(len(body)))
+		w = len(protowire.AppendVarint(b[:w], uint64(len(body))))
 		w += copy(b[w:], body)
 	}
 	return b[:w], nil
@@ -645,7 +670,9 @@ func (d *WatchDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	default:
 		return "", nil, fmt.Errorf("got invalid watch event type: %s", typ)
 	}
-	obj, err := d.objects.Decode(object)
+	// A bookmark is decoded whole: its annotations say whether it ends
+	// the initial events of a watch-list stream, and it is never cached.
+	obj, err := d.objects.decode(object, t != watch.Bookmark && d.objects.strip.Any())
 	if err != nil {
 		return "", nil, fmt.Errorf("unable to decode watch event: %w", err)
 	}

@@ -31,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -652,12 +653,12 @@ func TestStripKeepsUnknownFields(t *testing.T) {
 	if err != nil || f.num != fieldObjectMeta {
 		t.Fatalf("the Pod does not start with its metadata: %+v, %v", f, err)
 	}
-	tag := func(num, wire uint64) []byte { return binary.AppendUvarint(nil, num<<3|wire) }
+	tag := func(num protowire.Number, wire protowire.Type) []byte { return protowire.AppendTag(nil, num, wire) }
 	var extra []byte
-	extra = append(append(extra, tag(98, wireI32)...), 1, 2, 3, 4)
-	extra = append(append(extra, tag(99, wireI64)...), 0x86, 0, 1, 2, 3, 4, 5, 6)
-	extra = append(append(extra, tag(100, wireVarint)...), 0x96, 0x01)
-	extra = append(append(extra, tag(101, wireLen)...), 2, 'h', 'i')
+	extra = append(append(extra, tag(98, protowire.Fixed32Type)...), 1, 2, 3, 4)
+	extra = append(append(extra, tag(99, protowire.Fixed64Type)...), 0x86, 0, 1, 2, 3, 4, 5, 6)
+	extra = append(append(extra, tag(100, protowire.VarintType)...), 0x96, 0x01)
+	extra = append(append(extra, tag(101, protowire.BytesType)...), 2, 'h', 'i')
 	meta := append(bytes.Clone(f.body), extra...)
 	stripped, err := NewObjectDecoder(scheme.Scheme, Strip{ManagedFields: true, LastApplied: true}).stripMeta(bytes.Clone(meta))
 	if err != nil || !bytes.HasSuffix(stripped, extra) || len(stripped) >= len(meta) {
@@ -687,17 +688,10 @@ func TestStripKeepsUnknownFields(t *testing.T) {
 
 // A varint longer than 64 bits is an error, not a wrap-around.
 func TestVarintOverflow(t *testing.T) {
-	if _, _, err := varint(bytes.Repeat([]byte{0xff}, 11), 0); err == nil || !strings.Contains(err.Error(), "overflows") {
+	if _, err := nextField(bytes.Repeat([]byte{0xff}, 11), 0); err == nil || !strings.Contains(err.Error(), "overflow") {
 		t.Errorf("got %v, want an overflow", err)
 	}
-	if v, i, err := varint([]byte{0x96, 0x01}, 0); err != nil || v != 150 || i != 2 {
-		t.Errorf("varint(150) = %d, %d, %v", v, i, err)
-	}
-	var b [binary.MaxVarintLen64]byte
-	for _, v := range []uint64{0, 1, 127, 128, 300, 1 << 40, 1<<64 - 1} {
-		n := binary.PutUvarint(b[:], v)
-		if got, i, err := varint(b[:n], 0); err != nil || got != v || i != n {
-			t.Errorf("PutUvarint then varint of %d: %d, %d, %v", v, got, i, err)
-		}
+	if f, err := nextField([]byte{0x08, 0x96, 0x01}, 0); err != nil || f.num != 1 || f.wire != protowire.VarintType || f.end != 3 {
+		t.Errorf("nextField(field 1 = varint 150) = %+v, %v", f, err)
 	}
 }

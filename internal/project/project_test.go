@@ -1,0 +1,165 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package project
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+var podType = reflect.TypeFor[*corev1.Pod]()
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		paths []string
+		want  string
+	}{
+		{[]string{"spec.nodeName", "status", "metadata.annotations", "spec.volumes.configMap.name"}, ""},
+		{[]string{"spec.containers.resources.limits.cpu"}, "spec.containers.resources.limits has no fields to select"},
+		{[]string{"metadata.creationTimestamp.seconds"}, "metadata.creationTimestamp has no fields to select"},
+		{[]string{"spec.nodeName.x"}, "spec.nodeName has no fields to select"},
+		{[]string{"spec.NodeName"}, `v1.PodSpec has no field "NodeName"`},
+		{[]string{"spec."}, "not a dot-separated field path"},
+		{[]string{""}, "not a dot-separated field path"},
+		{[]string{"spec.containers[0]"}, "without spaces, indexes or wildcards"},
+	} {
+		err := Check(podType, tc.paths)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Check(%q) = %v, want %q", tc.paths, err, tc.want)
+		}
+	}
+	if _, err := New([]string{"spec"}, reflect.TypeFor[*metav1.PartialObjectMetadata]()); err == nil {
+		t.Error("a metadata informer's projection was accepted")
+	}
+	if p, err := New(nil, podType); p != nil || err != nil {
+		t.Errorf("New(nil) = %v, %v, want no projection", p, err)
+	}
+}
+
+// The typed projection and the unstructured one keep the same fields.
+func TestTypedMatchesUnstructured(t *testing.T) {
+	paths := []string{"spec.nodeName", "spec.volumes.configMap", "status.conditions.type"}
+	typed, err := New(paths, podType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untyped, err := New(paths, reflect.TypeFor[*unstructured.Unstructured]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := benchPod()
+	pod.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	typed.Object(pod)
+	untyped.Object(u)
+	var back corev1.Pod
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&back, pod) {
+		t.Errorf("unstructured projection:\n%+v\ntyped projection:\n%+v", &back, pod)
+	}
+	if pod.Spec.Volumes[0].ConfigMap == nil || pod.Spec.Volumes[0].Name != "" || pod.Status.Conditions[0].Status != "" || pod.Status.Conditions[0].Type == "" {
+		t.Errorf("projected %+v", pod)
+	}
+}
+
+func benchPod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web-1", Namespace: "shop", UID: "u", ResourceVersion: "9", Labels: map[string]string{"app": "web"},
+			Annotations:   map[string]string{"a": strings.Repeat("x", 200)},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: metav1.NewFieldsV1(`{"f:spec":{}}`)}},
+		},
+		Spec: corev1.PodSpec{
+			NodeName: "node-1",
+			Volumes:  []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}}}}},
+			Containers: []corev1.Container{{
+				Name: "app", Image: "registry.example/app:1",
+				Env:       []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: "2"}},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+			}, {Name: "proxy", Image: "registry.example/proxy:1", Args: []string{"a", "b"}}},
+		},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodRunning, PodIP: "10.0.0.1",
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Unix(1700000000, 0))},
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+			},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "registry.example/app:1", Ready: true}},
+		},
+	}
+}
+
+// BenchmarkProjectDecoded measures what a JSON response costs with and
+// without the projection that follows its decode (the path of a JSON or
+// CBOR response): "decode" is client-go's JSON decode of a Pod,
+// "decode+project" the same with the Pod then projected in place,
+// "project" the projection alone of an already projected Pod (a resync's,
+// or one cut from protobuf), which writes nothing.
+func BenchmarkProjectDecoded(b *testing.B) {
+	data, err := json.Marshal(benchPod())
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := New([]string{"spec.nodeName", "status.phase", "status.conditions"}, podType)
+	if err != nil {
+		b.Fatal(err)
+	}
+	codec := scheme.Codecs.UniversalDeserializer()
+	decode := func(b *testing.B) runtime.Object {
+		obj, _, err := codec.Decode(data, nil, &corev1.Pod{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return obj
+	}
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			decode(b)
+		}
+	})
+	b.Run("decode+project", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p.Object(decode(b))
+		}
+	})
+	b.Run("project", func(b *testing.B) {
+		pod := decode(b)
+		p.Object(pod)
+		b.ReportAllocs()
+		for b.Loop() {
+			p.Object(pod)
+		}
+	})
+}
