@@ -105,6 +105,10 @@ func ExampleWatchList_Stall() {
 	if err := informertest.Settle(ctx, factory); err != nil {
 		panic(err)
 	}
+	// The stalled stream is abandoned for a LIST, which syncs the cache.
+	if err := factory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		panic(err)
+	}
 	fmt.Println("ready:", factory.Ready())
 	fmt.Println("pods in the initial list:", initial.Load())
 	for _, n := range factory.Notices() {
