@@ -299,6 +299,7 @@ func newFactory(client kubernetes.Interface, defaultResync time.Duration, option
 		}
 	}
 	f.checkFactoryOptions()
+	f.setUpAPIDiscovery()
 	return f
 }
 

@@ -150,6 +150,15 @@ type ResourceVersionMetricsProvider interface {
 	NewResourceVersionWaitErrorsMetric(id MetricsID) CounterMetric
 }
 
+// APIDiscoveryMetricsProvider is what a [MetricsProvider] also implements
+// to report the informers that wait for their resource under
+// [WithAPIDiscovery]; the Prometheus binding (the metrics module) does.
+type APIDiscoveryMetricsProvider interface {
+	// NewWaitingForResourceMetric is 1 while the informer waits for its
+	// resource, which the server does not serve, else 0.
+	NewWaitingForResourceMetric(id MetricsID) SettableGaugeMetric
+}
+
 // metricsProvider is the process-wide provider; nil means off.
 var metricsProvider atomic.Pointer[providerHolder]
 
@@ -232,6 +241,9 @@ func (f *sharedInformerFactory) startMetrics(e *entry) func() {
 	}
 	if rp, ok := p.(ResourceVersionMetricsProvider); ok {
 		m.WaitDuration, m.WaitErrors = rp.NewResourceVersionWaitMetric(id), rp.NewResourceVersionWaitErrorsMetric(id)
+	}
+	if ap, ok := p.(APIDiscoveryMetricsProvider); ok {
+		m.Waiting = ap.NewWaitingForResourceMetric(id)
 	}
 	e.hooks.Metrics.Report(m)
 	if e.refused != nil {

@@ -32,6 +32,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/multinamespace"
+	"github.com/kubeinformers/informers/internal/served"
 	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/internalinterfaces"
 	"github.com/kubeinformers/informers/sharding"
@@ -90,6 +91,10 @@ type factoryOptions struct {
 	dynamicBuiltIns bool
 	// withoutClientset is set by WithoutClientset.
 	withoutClientset bool
+	// apiDiscovery is set by WithAPIDiscovery (apidiscovery.go), and
+	// discovery is what its informers ask once the options have run.
+	apiDiscovery bool
+	discovery    *served.Checker
 
 	// optionErrs collects what the options found wrong. New returns them;
 	// the client-go compatible constructors log them, and refuse to run

@@ -166,6 +166,9 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 		lw.Strip, lw.Strip.Project = f.leanStrip, keep
 	}
 
+	if f.discovery != nil {
+		lw.Discovery = f.discovery
+	}
 	s.Finish(followsMembership) // internal/informer/spec.go
 	return s
 }

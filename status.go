@@ -34,7 +34,7 @@ func (f *sharedInformerFactory) SyncStatus() map[InformerID]bool {
 	started := f.started()
 	out := make(map[InformerID]bool, len(started))
 	for _, e := range started {
-		out[e.id] = e.informer.HasSynced()
+		out[e.id] = e.informer.HasSynced() && !e.hooks.Absent()
 	}
 	return out
 }
@@ -55,6 +55,11 @@ func (f *sharedInformerFactory) SyncStatus() map[InformerID]bool {
 func (f *sharedInformerFactory) Ready() error {
 	var problems []string
 	for _, e := range f.started() {
+		if e.hooks.Absent() {
+			// It waits for its resource (WithAPIDiscovery): the
+			// cluster lacks it, the informer is not at fault.
+			continue
+		}
 		if !e.informer.HasSynced() {
 			problems = append(problems, describe(e))
 		} else if err := e.hooks.Health(); err != nil {

@@ -40,6 +40,7 @@ limitations under the License.
 //	kubeinformers_informer_handler_lag_seconds     histogram: event arrival to handler call
 //	kubeinformers_informer_rv_wait_seconds         histogram: WaitForResourceVersion and Writes.Wait calls that reached the informer
 //	kubeinformers_informer_rv_wait_errors_total    counter: those waits that ended in an error at the informer
+//	kubeinformers_informer_waiting_for_resource    gauge: 1 while it waits for a resource the server does not serve (WithAPIDiscovery)
 //
 // A sharded factory (informers.WithShardMembership, WithShard or
 // WithShardSelector) also reports, with the label factory only:
@@ -104,6 +105,10 @@ var (
 		Name: "kubeinformers_informer_rv_wait_errors_total",
 		Help: "Total number of read-your-writes waits that ended in an error at the informer: context done, a version that cannot be ordered, the informer stopped.",
 	}, informerLabels)
+	waitingForResource = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kubeinformers_informer_waiting_for_resource",
+		Help: "Whether the informer waits for its resource, which the server does not serve (WithAPIDiscovery): 1 while it waits, else 0.",
+	}, informerLabels)
 
 	shardOwned = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "kubeinformers_shard_owned_ratio",
@@ -124,7 +129,7 @@ var (
 	}, shardLabels)
 
 	collectors = []prometheus.Collector{
-		objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors,
+		objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource,
 		shardOwned, shardMembers, shardHandovers, shardHandoverDuration,
 	}
 )
@@ -162,6 +167,7 @@ type provider struct{}
 var (
 	_ informers.MetricsProvider                = provider{}
 	_ informers.ResourceVersionMetricsProvider = provider{}
+	_ informers.APIDiscoveryMetricsProvider    = provider{}
 )
 
 func informerValues(id informers.MetricsID, extra ...string) []string {
@@ -213,11 +219,15 @@ func (provider) NewResourceVersionWaitErrorsMetric(id informers.MetricsID) infor
 	return rvWaitErrors.WithLabelValues(informerValues(id)...)
 }
 
+func (provider) NewWaitingForResourceMetric(id informers.MetricsID) informers.SettableGaugeMetric {
+	return waitingForResource.WithLabelValues(informerValues(id)...)
+}
+
 func (provider) DeleteInformerMetrics(id informers.MetricsID) {
 	labels := informerLabelSet(id)
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors} {
+	}{objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource} {
 		v.DeletePartialMatch(labels)
 	}
 }

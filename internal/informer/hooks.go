@@ -64,6 +64,9 @@ type Hooks struct {
 	// client is then kept to name it.
 	settle []*settle.Informer
 	client any
+	// absence is whether the informer's resource is served, under
+	// WithAPIDiscovery (absence.go).
+	absence absence
 }
 
 // NewHooks returns the hooks of the informer of spec, in a factory whose
@@ -71,6 +74,7 @@ type Hooks struct {
 // metrics provider is installed.
 func NewHooks(spec *Spec, shardMetrics *atomic.Pointer[meter.Shard], metricsOn func() bool) *Hooks {
 	h := &Hooks{Metrics: meter.NewHooks(shardMetrics, metricsOn)}
+	h.absence.init(spec.Name, spec.Resource, h.Metrics)
 	if spec.NewInformer == nil {
 		h.gate = newSyncGate(spec.Namespaces)
 	}
@@ -83,6 +87,9 @@ func NewHooks(spec *Spec, shardMetrics *atomic.Pointer[meter.Shard], metricsOn f
 func (h *Hooks) NotSynced(refused error) string {
 	if refused != nil {
 		return refused.Error()
+	}
+	if h.absence.is() {
+		return h.absence.reason()
 	}
 	if err := h.FirstWatchFailure(); err != nil {
 		return fmt.Sprintf("not synced: the first watch failed: %v", err)
@@ -118,8 +125,24 @@ func (h *Hooks) FirstWatchFailed() <-chan struct{} {
 	return h.gate.failedCh
 }
 
-// Notices returns the informer's notices so far.
-func (h *Hooks) Notices() []string { return h.notices.all() }
+// Notices returns the informer's notices so far, and says when it waits
+// for its resource.
+func (h *Hooks) Notices() []string {
+	out := h.notices.all()
+	if h.absence.is() {
+		out = append(out, h.absence.reason())
+	}
+	return out
+}
+
+// Absent reports whether the informer waits for its resource, which the
+// server does not serve (WithAPIDiscovery): it is then neither synced nor
+// failing.
+func (h *Hooks) Absent() bool { return h.absence.is() }
+
+// Waiting returns a channel that is closed while the informer waits for
+// its resource, or once it starts to.
+func (h *Hooks) Waiting() <-chan struct{} { return h.absence.closedWhileWaiting() }
 
 // wire sets the hooks of one of the informer's list/watch sources (a
 // namespace, named only where there are several).
@@ -129,6 +152,7 @@ func (h *Hooks) wire(cfg *listwatch.Config, source string) {
 	cfg.Notice = func(msg string) { h.notices.list.CompareAndSwap(nil, &msg) }
 	cfg.Count, cfg.HandedOver = h.Metrics.CountRequest, h.Metrics.HandedOver
 	cfg.Streams = &h.Streams
+	cfg.Absent = func(absent bool) { h.absence.set(source, absent) }
 }
 
 // watchErrors records the errors of an informer's watch stream, which
@@ -136,6 +160,11 @@ func (h *Hooks) wire(cfg *listwatch.Config, source string) {
 // them as client-go does.
 func (h *Hooks) watchErrors(name string, informer cache.SharedIndexInformer, source string) {
 	if err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		if errors.Is(err, listwatch.ErrNotServed) {
+			// The informer relists to empty its cache and waits for its
+			// resource; absence.go logged it once.
+			return
+		}
 		h.health.observe(source, err)
 		cache.DefaultWatchErrorHandler(ctx, r, err)
 	}); err != nil {

@@ -59,7 +59,7 @@ func WaitForCacheSync(ctx context.Context, started []Started) cache.SyncResult {
 	res := cache.SyncResult{Synced: make(map[reflect.Type]bool, len(started))}
 	var unsynced []string
 	for _, e := range started {
-		synced := e.Informer.HasSynced()
+		synced := e.Informer.HasSynced() && !e.Hooks.Absent()
 		t := e.Type
 		if prev, seen := res.Synced[t]; seen {
 			synced = synced && prev
@@ -83,10 +83,11 @@ func WaitForCacheSync(ctx context.Context, started []Started) cache.SyncResult {
 }
 
 // waitSynced returns once e has synced, its first watch has failed for
-// good, or ctx is done.
+// good, it waits for its resource (WithAPIDiscovery), or ctx is done.
 func waitSynced(ctx context.Context, e Started) {
 	select {
 	case <-e.Informer.HasSyncedChecker().Done():
+	case <-e.Hooks.Waiting():
 	case <-e.Hooks.FirstWatchFailed():
 	case <-ctx.Done():
 	}

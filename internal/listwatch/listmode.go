@@ -18,6 +18,7 @@ package listwatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -137,6 +138,10 @@ type listMode struct {
 	// abandoned is set once a stream stalled (stall.go): the informer
 	// lists from then on, with a consistent LIST.
 	abandoned atomic.Bool
+	// absence, if set, says whether the resource is served (absent.go):
+	// a stream that fails or a list made because the resource is gone is
+	// not a stream the server refused.
+	absence *absence
 }
 
 // watchStream watches over w, a watch-list stream the server accepted.
@@ -165,7 +170,7 @@ func (m *listMode) expectsStream() bool {
 
 // watched records the outcome of a watch request.
 func (m *listMode) watched(opts metav1.ListOptions, err error) {
-	if err != nil && opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+	if err != nil && opts.SendInitialEvents != nil && *opts.SendInitialEvents && !errors.Is(err, ErrNotServed) {
 		m.streamErr.Store(&err)
 	}
 }
@@ -189,7 +194,7 @@ func (m *listMode) list(opts *metav1.ListOptions) {
 			opts.Limit = consistentPageSize
 		}
 	}
-	if m.cfg.Notice == nil || m.noticed.Load() || !m.expectsStream() && !paged {
+	if m.cfg.Notice == nil || m.noticed.Load() || !m.expectsStream() && !paged || m.absence != nil && m.absence.absent.Load() {
 		return
 	}
 	var why string

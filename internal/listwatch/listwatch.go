@@ -44,6 +44,9 @@ type Requests struct {
 	// another content type.
 	source  restSource
 	newList func() runtime.Object
+	// empty, set by Of, returns an empty list of the client's list type
+	// (absent.go).
+	empty func() runtime.Object
 }
 
 // Client is the part of a typed, dynamic or metadata resource client that
@@ -60,6 +63,7 @@ func Of[L runtime.Object](c Client[L]) Requests {
 			return c.List(ctx, opts)
 		},
 		Watch: c.Watch,
+		empty: newList[L],
 	}
 	if source, ok := any(c).(restSource); ok {
 		r.source, r.newList = source, newList[L]
@@ -112,6 +116,9 @@ type Options struct {
 	// or metadata-only cache, whose peak then follows the transformed
 	// pages instead of one whole resourceVersion=0 response.
 	PagedFallback bool
+	// Discovery, if set, makes the informer wait for a resource the
+	// server does not serve instead of retrying (absent.go).
+	Discovery Discovery
 }
 
 // Config says how to make the requests of one informer in one namespace:
@@ -148,10 +155,19 @@ type Config struct {
 	// Streams, if set, is told how the informer's watch-list streams are
 	// doing, for the factory's Ready (stall.go).
 	Streams *Streams
+	// Absent, if set, is told each time the resource stops (true) or
+	// starts again (false) being served, as Options.Discovery finds.
+	Absent func(absent bool)
 }
 
 // New returns the ListWatch for cfg.
 func New(cfg Config) *cache.ListWatch {
+	// ab is nil unless the informer waits for a resource that is not
+	// served (absent.go).
+	var ab *absence
+	if cfg.Discovery != nil {
+		ab = &absence{cfg: &cfg}
+	}
 	prepare := func(verb string, opts *metav1.ListOptions) (Requests, error) {
 		if cfg.Requests == nil {
 			return Requests{}, fmt.Errorf("informers: cannot %s %s: %s", verb, cfg.Resource, cfg.Missing)
@@ -174,6 +190,9 @@ func New(cfg Config) *cache.ListWatch {
 				r = p
 			}
 		}
+		if ab != nil {
+			r = ab.wrap(r)
+		}
 		return r, nil
 	}
 	observe := func(err error) {
@@ -186,7 +205,7 @@ func New(cfg Config) *cache.ListWatch {
 	if cfg.Shard != nil {
 		sh = &sharded{cfg: &cfg}
 	}
-	mode := &listMode{cfg: &cfg}
+	mode := &listMode{cfg: &cfg, absence: ab}
 	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		r, err := prepare("list", &opts)
 		if err != nil {

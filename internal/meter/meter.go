@@ -64,6 +64,10 @@ type Informer struct {
 	// implement the root's ResourceVersionMetricsProvider.
 	WaitDuration Histogram
 	WaitErrors   Counter
+	// Waiting is 1 while the informer waits for its resource, which the
+	// server does not serve (WithAPIDiscovery), else 0; nil when the
+	// provider does not implement the root's APIDiscoveryMetricsProvider.
+	Waiting Settable
 	// Delete drops every series of the informer.
 	Delete func()
 }
@@ -92,7 +96,23 @@ func NewHooks(shard *atomic.Pointer[Shard], on func() bool) *Hooks {
 // starts at 0. An informer that never runs reports only that.
 func (h *Hooks) Report(m *Informer) {
 	m.Synced.Set(0)
+	if m.Waiting != nil {
+		m.Waiting.Set(0)
+	}
 	h.m.Store(m)
+}
+
+// SetWaiting reports whether the informer waits for its resource.
+func (h *Hooks) SetWaiting(waiting bool) {
+	m := h.m.Load()
+	if m == nil || m.Waiting == nil {
+		return
+	}
+	if waiting {
+		m.Waiting.Set(1)
+	} else {
+		m.Waiting.Set(0)
+	}
 }
 
 // Run counts the events of informer (the informer itself, past the lag

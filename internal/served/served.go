@@ -1,0 +1,198 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package served tells whether the API server serves a resource, from
+// discovery, and waits until it does. The factory's informers under
+// WithAPIDiscovery ask it when a list or watch answers 404 Not Found
+// (internal/listwatch/absent.go).
+//
+// # Why discovery, and only while something waits
+//
+// A resource that goes away (its CRD deleted, a version no longer served,
+// an aggregated API removed) is noticed by the informer itself, at no
+// cost: the server ends the watch (a CRD's storage is torn down about a
+// second after the CRD goes) and the next request answers 404. A 404 can
+// also mean something else (a misspelt resource, a request the server
+// routed elsewhere), so it is confirmed with one discovery request for the
+// resource's group version.
+//
+// A resource that comes back sends nothing to a client that is not
+// watching it. A watch on CustomResourceDefinitions would say so at once,
+// but needs a grant to list them that many controllers do not have, says
+// nothing about aggregated APIs, and caches every CRD's schema. Here, the
+// informers waiting for resources of one group version share one poller,
+// which asks discovery for that group version alone (a few hundred bytes)
+// at growing intervals, from 500 ms up to 5 s: while nothing waits, no
+// request is made; while something waits, at most one request every 5 s
+// per group version, and a resource is seen within 5 s of being served.
+package served
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Discovery is the part of a discovery client that Checker uses.
+type Discovery interface {
+	ServerResourcesForGroupVersion(groupVersion string) (*metav1.APIResourceList, error)
+}
+
+// Intervals between a poller's discovery requests: the first, and the
+// most it grows to.
+const (
+	FirstInterval = 500 * time.Millisecond
+	MaxInterval   = 5 * time.Second
+)
+
+// Checker answers for one server. Its zero value is not usable: use New.
+type Checker struct {
+	discovery Discovery
+	first     time.Duration
+	max       time.Duration
+
+	mu      sync.Mutex
+	pollers map[schema.GroupVersion]*poller
+}
+
+// New returns a Checker that asks d, polling at FirstInterval growing to
+// MaxInterval; tests may pass shorter intervals with NewWithIntervals.
+func New(d Discovery) *Checker { return NewWithIntervals(d, FirstInterval, MaxInterval) }
+
+// NewWithIntervals is New with the poll intervals given.
+func NewWithIntervals(d Discovery, first, max time.Duration) *Checker {
+	return &Checker{discovery: d, first: first, max: max, pollers: map[schema.GroupVersion]*poller{}}
+}
+
+// Served reports whether the server serves gvr now, with one discovery
+// request. A group version the server does not know is not served; an
+// error is any other failure, when nothing can be said.
+func (c *Checker) Served(gvr schema.GroupVersionResource) (bool, error) {
+	resources, err := c.resources(gvr.GroupVersion())
+	if err != nil {
+		return false, err
+	}
+	return slices.Contains(resources, gvr.Resource), nil
+}
+
+// resources returns the resources the server serves in gv: none, without
+// an error, for a group version it does not serve.
+func (c *Checker) resources(gv schema.GroupVersion) ([]string, error) {
+	list, err := c.discovery.ServerResourcesForGroupVersion(gv.String())
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("discovery of %s: %w", gv, err)
+	}
+	names := make([]string, 0, len(list.APIResources))
+	for _, r := range list.APIResources {
+		names = append(names, r.Name)
+	}
+	return names, nil
+}
+
+// Wait returns nil once discovery says gvr is served, or ctx's error when
+// ctx is done first. Waiters of one group version share one poller; it
+// stops when the last of them returns.
+func (c *Checker) Wait(ctx context.Context, gvr schema.GroupVersionResource) error {
+	p := c.join(gvr.GroupVersion())
+	defer c.leave(p)
+	// Only an answer given after Wait was called counts: a caller whose
+	// request just answered 404 must not take an older answer for a yes
+	// and retry at once, over and over.
+	p.mu.Lock()
+	next := p.next
+	p.mu.Unlock()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-next:
+		}
+		p.mu.Lock()
+		served := slices.Contains(p.resources, gvr.Resource)
+		next = p.next
+		p.mu.Unlock()
+		if served {
+			return nil
+		}
+	}
+}
+
+// poller asks discovery for one group version while it has waiters. After
+// each answer it closes next and makes a new one, which wakes the waiters
+// to look at resources.
+type poller struct {
+	gv      schema.GroupVersion
+	waiters int // guarded by Checker.mu
+	stop    chan struct{}
+
+	mu        sync.Mutex
+	resources []string
+	next      chan struct{}
+}
+
+func (c *Checker) join(gv schema.GroupVersion) *poller {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pollers[gv]
+	if p == nil {
+		p = &poller{gv: gv, stop: make(chan struct{}), next: make(chan struct{})}
+		c.pollers[gv] = p
+		go c.poll(p)
+	}
+	p.waiters++
+	return p
+}
+
+func (c *Checker) leave(p *poller) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p.waiters--; p.waiters == 0 {
+		delete(c.pollers, p.gv)
+		close(p.stop)
+	}
+}
+
+// poll asks at once, then at growing intervals, until stopped. A failed
+// request keeps the last answer: the waiters go on waiting.
+func (c *Checker) poll(p *poller) {
+	interval := c.first
+	for {
+		if resources, err := c.resources(p.gv); err == nil {
+			p.mu.Lock()
+			p.resources = resources
+			close(p.next)
+			p.next = make(chan struct{})
+			p.mu.Unlock()
+		}
+		t := time.NewTimer(interval)
+		select {
+		case <-p.stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		interval = min(2*interval, c.max)
+	}
+}
