@@ -43,7 +43,24 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 func installCRD(t *testing.T, c *tcx, group, plural, kind string) schema.GroupVersionResource {
 	t.Helper()
 	dyn := dynamic.NewForConfigOrDie(c.cfg)
-	crd := &unstructured.Unstructured{Object: map[string]any{
+	crd := crdObject(group, plural, kind)
+	if _, err := dyn.Resource(crdGVR).Create(c.ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create CRD %s.%s: %v", plural, group, err)
+	}
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}
+	// Established is not enough: discovery and the handler lag a little.
+	if !eventually(60*time.Second, 200*time.Millisecond, func() bool {
+		_, err := dyn.Resource(gvr).Namespace(c.ns).List(c.ctx, metav1.ListOptions{Limit: 1})
+		return err == nil
+	}) {
+		t.Fatalf("CRD %s.%s not served after 60s", plural, group)
+	}
+	return gvr
+}
+
+// crdObject is a namespaced CRD with a status subresource in group/v1.
+func crdObject(group, plural, kind string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
 		"metadata":   map[string]any{"name": plural + "." + group},
@@ -64,18 +81,6 @@ func installCRD(t *testing.T, c *tcx, group, plural, kind string) schema.GroupVe
 			}},
 		},
 	}}
-	if _, err := dyn.Resource(crdGVR).Create(c.ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("create CRD %s.%s: %v", plural, group, err)
-	}
-	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}
-	// Established is not enough: discovery and the handler lag a little.
-	if !eventually(60*time.Second, 200*time.Millisecond, func() bool {
-		_, err := dyn.Resource(gvr).Namespace(c.ns).List(c.ctx, metav1.ListOptions{Limit: 1})
-		return err == nil
-	}) {
-		t.Fatalf("CRD %s.%s not served after 60s", plural, group)
-	}
-	return gvr
 }
 
 func deleteCRD(t *testing.T, c *tcx, gvr schema.GroupVersionResource) {
