@@ -270,3 +270,57 @@ func TestAPIDiscoveryNeedsAClientset(t *testing.T) {
 		t.Fatalf("New(WithoutClientset, WithAPIDiscovery) error = %v, want one naming WithAPIDiscovery", err)
 	}
 }
+
+// TestAPIDiscoveryForbidden: a 403 keeps Ready failing, is retried at
+// growing intervals rather than at once, and a grant is taken up at the
+// next retry.
+func TestAPIDiscoveryForbidden(t *testing.T) {
+	client := fake.NewClientset(versioned("default", "a", "1"))
+	var denied atomic.Bool
+	denied.Store(true)
+	var mu sync.Mutex
+	var calls []time.Time
+	client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		calls = append(calls, time.Now())
+		mu.Unlock()
+		if denied.Load() {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", fmt.Errorf("no grant yet"))
+		}
+		return false, nil, nil
+	})
+	f, err := informers.New(client, 0, informers.WithAPIDiscovery())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := f.Core().V1().Pods()
+	pods.Informer()
+	ctx, cancel := context.WithCancel(t.Context())
+	f.StartWithContext(ctx)
+	defer f.Shutdown()
+	defer cancel()
+
+	n := func() int { mu.Lock(); defer mu.Unlock(); return len(calls) }
+	waitUntil(t, "three lists", func() bool { return n() >= 3 })
+	if err := f.Ready(); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("Ready() = %v, want the 403", err)
+	}
+	mu.Lock()
+	// Waits of 1 s and 2 s (and up to a tenth more): a timer never fires
+	// early, so this lower bound cannot flake.
+	if d := calls[2].Sub(calls[0]); d < 3*time.Second {
+		t.Errorf("three forbidden lists in %v, want them at least 1 s then 2 s apart", d)
+	}
+	mu.Unlock()
+
+	denied.Store(false)
+	if err := f.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Ready(); err != nil {
+		t.Errorf("Ready() after the grant = %v", err)
+	}
+	if _, err := pods.Lister().Pods("default").Get("a"); err != nil {
+		t.Errorf("the pod after the grant: %v", err)
+	}
+}

@@ -153,6 +153,7 @@ func (h *Hooks) wire(cfg *listwatch.Config, source string) {
 	cfg.Count, cfg.HandedOver = h.Metrics.CountRequest, h.Metrics.HandedOver
 	cfg.Streams = &h.Streams
 	cfg.Absent = func(absent bool) { h.absence.set(source, absent) }
+	cfg.Forbidden = func(err error) { h.logForbidden(source, err) }
 }
 
 // watchErrors records the errors of an informer's watch stream, which

@@ -23,10 +23,7 @@ import (
 	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 )
 
 // This file makes an informer wait for a resource the server does not
@@ -98,48 +95,4 @@ func (a *absence) cached() bool {
 // notServedError wraps the server's 404 with ErrNotServed.
 func (a *absence) notServedError(err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrNotServed, a.cfg.Resource, err)
-}
-
-// wrap returns r with its calls made as the file comment says.
-func (a *absence) wrap(r Requests) Requests {
-	list, watchFn, empty := r.List, r.Watch, r.empty
-	r.List = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-		for {
-			obj, err := list(ctx, opts)
-			// A later page of a paged list is not retried: the pager
-			// fails and the reflector lists again from the start.
-			if opts.Continue != "" || !a.notServed(err) {
-				if err == nil {
-					a.set(false)
-				}
-				return obj, err
-			}
-			a.set(true)
-			if a.cached() && empty != nil {
-				return empty(), nil
-			}
-			if err := a.cfg.Discovery.Wait(ctx, a.cfg.Resource); err != nil {
-				return nil, err
-			}
-		}
-	}
-	r.Watch = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-		for {
-			w, err := watchFn(ctx, opts)
-			if !a.notServed(err) {
-				if err == nil {
-					a.set(false)
-				}
-				return w, err
-			}
-			a.set(true)
-			if a.cached() {
-				return nil, a.notServedError(err)
-			}
-			if err := a.cfg.Discovery.Wait(ctx, a.cfg.Resource); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return r
 }

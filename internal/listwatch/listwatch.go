@@ -116,8 +116,9 @@ type Options struct {
 	// or metadata-only cache, whose peak then follows the transformed
 	// pages instead of one whole resourceVersion=0 response.
 	PagedFallback bool
-	// Discovery, if set, makes the informer wait for a resource the
-	// server does not serve instead of retrying (absent.go).
+	// Discovery, if set, makes the informer follow the cluster: wait for
+	// a resource the server does not serve instead of retrying
+	// (absent.go), and retry forbidden requests itself (forbidden.go).
 	Discovery Discovery
 }
 
@@ -158,15 +159,19 @@ type Config struct {
 	// Absent, if set, is told each time the resource stops (true) or
 	// starts again (false) being served, as Options.Discovery finds.
 	Absent func(absent bool)
+	// Forbidden, if set, is told the error when the source's requests
+	// become forbidden, and nil when one succeeds again (forbidden.go).
+	Forbidden func(err error)
 }
 
 // New returns the ListWatch for cfg.
 func New(cfg Config) *cache.ListWatch {
-	// ab is nil unless the informer waits for a resource that is not
-	// served (absent.go).
+	// fo is nil unless the informer follows the cluster (follow.go).
+	var fo *follower
 	var ab *absence
 	if cfg.Discovery != nil {
-		ab = &absence{cfg: &cfg}
+		fo = newFollower(&cfg)
+		ab = &fo.absence
 	}
 	prepare := func(verb string, opts *metav1.ListOptions) (Requests, error) {
 		if cfg.Requests == nil {
@@ -190,8 +195,8 @@ func New(cfg Config) *cache.ListWatch {
 				r = p
 			}
 		}
-		if ab != nil {
-			r = ab.wrap(r)
+		if fo != nil {
+			r = fo.wrap(r)
 		}
 		return r, nil
 	}

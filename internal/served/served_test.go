@@ -1,0 +1,128 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package served
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var widgets = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+
+type fakeDiscovery struct {
+	mu     sync.Mutex
+	served bool
+	fail   bool
+	asked  atomic.Int32
+}
+
+func (d *fakeDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	d.asked.Add(1)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.fail:
+		return nil, errors.New("connection refused")
+	case !d.served || gv != widgets.GroupVersion().String():
+		return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
+	}
+	return &metav1.APIResourceList{APIResources: []metav1.APIResource{{Name: "widgets/status"}, {Name: "widgets"}}}, nil
+}
+
+func (d *fakeDiscovery) set(served, fail bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.served, d.fail = served, fail
+}
+
+func TestServed(t *testing.T) {
+	d := &fakeDiscovery{}
+	c := New(d)
+	if ok, err := c.Served(widgets); ok || err != nil {
+		t.Errorf("not served: Served = %v, %v", ok, err)
+	}
+	d.set(true, false)
+	if ok, err := c.Served(widgets); !ok || err != nil {
+		t.Errorf("served: Served = %v, %v", ok, err)
+	}
+	if ok, err := c.Served(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}); ok || err != nil {
+		t.Errorf("another resource of a served group: Served = %v, %v", ok, err)
+	}
+	d.set(true, true)
+	if _, err := c.Served(widgets); err == nil {
+		t.Error("a failing discovery: no error")
+	}
+}
+
+// TestWait: waiters of one group version share one poller, which stops
+// when the last returns; a failing discovery keeps them waiting.
+func TestWait(t *testing.T) {
+	d := &fakeDiscovery{}
+	c := NewWithIntervals(d, time.Millisecond, 5*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() { errs <- c.Wait(ctx, widgets) }()
+	}
+	// A failing discovery keeps them waiting: after many more requests,
+	// none has returned.
+	d.set(false, true)
+	for d.asked.Load() < 20 {
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("a waiter returned while discovery failed: %v", err)
+	default:
+	}
+	c.mu.Lock()
+	pollers := len(c.pollers)
+	c.mu.Unlock()
+	if pollers != 1 {
+		t.Errorf("%d pollers for one group version, want 1", pollers)
+	}
+	d.set(true, false)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Lock()
+	pollers = len(c.pollers)
+	c.mu.Unlock()
+	if pollers != 0 {
+		t.Errorf("%d pollers left after every waiter returned", pollers)
+	}
+
+	// A cancelled wait returns the context's error.
+	d.set(false, false)
+	cctx, ccancel := context.WithCancel(ctx)
+	ccancel()
+	if err := c.Wait(cctx, widgets); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait with a cancelled context = %v", err)
+	}
+}
