@@ -46,10 +46,10 @@ limitations under the License.
 package rvwait
 
 import (
-	"slices"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
