@@ -70,24 +70,18 @@ func NewDrain(lw *cache.ListWatch, example runtime.Object, namespace string) *Dr
 	m.SetNamespace(namespace)
 	m.SetName(drainName)
 	d := &Drain{marker: marker, wake: make(chan struct{})}
-	inner, innerOld := lw.WatchFuncWithContext, lw.WatchFunc
+	orig := *lw // its watch, as it was
 	lw.WatchFuncWithContext = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 		if d.requested() {
 			// No request: the stream is the marker alone.
 			return d.stream(ctx, nil, opts), nil
 		}
-		var w watch.Interface
-		if inner != nil {
-			w, err = inner(ctx, opts)
-		} else {
-			w, err = innerOld(opts)
-		}
+		w, err := orig.WatchWithContext(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
 		return d.stream(ctx, w, opts), nil
 	}
-	lw.WatchFunc = nil
 	return d
 }
 

@@ -82,7 +82,7 @@ func (c *Informer) SetNamespaces(namespaces []string) error {
 		c.mu.Unlock()
 		return nil
 	}
-	members := append(kept, added...)
+	members := slices.Concat(kept, added)
 	slices.SortFunc(members, func(a, b *member) int { return strings.Compare(a.ns, b.ns) })
 	// From here on, listers see the new set.
 	c.view.Store(newView(members))
