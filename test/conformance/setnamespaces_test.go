@@ -300,7 +300,7 @@ func TestSetNamespacesRejects(t *testing.T) {
 			return f
 		}, []string{"a"}, "watches all namespaces"},
 		{"client-go constructor", func() informers.Factory {
-			return informers.NewFilteredSharedInformerFactory(client, 0, "a", nil).(informers.Factory)
+			return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("a")).(informers.Factory)
 		}, []string{"b"}, "client-go compatible constructor"},
 		{"shut down", func() informers.Factory {
 			f := withNS("a")()
