@@ -52,7 +52,7 @@ func (f *sharedInformerFactory) informerFor(req recipe) *entry {
 	spec := f.resolveSpec(req)
 	h := informer.NewHooks(spec, &f.shardMetrics, metricsOn)
 	b := informer.Build(spec, h)
-	e := &entry{id: req.id, informer: b.Informer, base: b.Base, hooks: h, shard: b.Shard, refused: spec.Refused}
+	e := &entry{id: req.id, informer: b.Informer, base: b.Base, hooks: h, shard: b.Shard, namespaces: b.Namespaces, refused: spec.Refused}
 	if e.refused == nil {
 		e.refused = b.Refused
 	}

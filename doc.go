@@ -91,6 +91,7 @@ limitations under the License.
 //	registry.go          the entries: every informer the factory holds, and InformerID
 //	run.go               Start, Shutdown, RemoveInformer, WaitForCacheSync, WaitForResourceVersion (internal/rvwait waits)
 //	status.go            Ready, SyncStatus, Notices
+//	namespaces.go        SetNamespaces: the factory's namespaces at run time (internal/multinamespace changes each informer's)
 //	shard.go             the shard options
 //	metrics.go           MetricsProvider, and the metrics each informer and sharded factory gets from it
 //	listmode.go          ListMode and WithListMode: how each informer gets its initial state

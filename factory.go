@@ -131,6 +131,40 @@ type Factory interface {
 	// each informer of the resource calls one more event handler, which takes
 	// a lock.
 	WaitForResourceVersion(ctx context.Context, resource schema.GroupVersionResource, namespace, resourceVersion string) error
+
+	// SetNamespaces replaces the factory's namespaces, those of
+	// [WithNamespaces] or [WithNamespace], with namespaces, for the
+	// informers already built, running or not, and those built later;
+	// nothing is rebuilt and no other informer is touched:
+	//   - a namespace added gets its own list and watch, started at once if
+	//     the informer runs; its objects arrive as add events, as on a first
+	//     list;
+	//   - a namespace removed is stopped; every handler receives a deletion
+	//     of each of its objects, as a [cache.DeletedFinalStateUnknown]
+	//     (the object was not deleted: the informer stopped watching it);
+	//   - a namespace kept is not touched: no new list or watch, no event.
+	//
+	// When it returns, listers and indexers no longer hold an object of a
+	// removed namespace (they stop seeing them as the call begins), and
+	// every handler has received those deletions; the added namespaces may
+	// still be listing. HasSynced, once true, stays true; [Factory.Ready]
+	// names an added namespace whose list or watch fails, and
+	// [Factory.WaitForResourceVersion] with the namespace waits until it
+	// reflects a write.
+	//
+	// It returns an error and changes nothing for an empty list, an invalid
+	// or repeated name, a factory that watches all namespaces (built with
+	// neither option), one whose namespace option is invalid, one that has
+	// been shut down, and one built by a client-go compatible constructor
+	// with WithNamespace ([NewFilteredSharedInformerFactory] and
+	// [NewSharedInformerFactoryWithOptions] then build client-go's own
+	// single-namespace informers; use [New] or [WithNamespaces]).
+	// Informers with namespaces of their own ([ResourceOptions].Namespaces,
+	// a group built with another namespace, InformerFor's newFunc) and
+	// cluster-scoped ones are not changed. It must not be called from an
+	// event handler of the factory's informers: it waits for the removed
+	// namespaces' deliveries to end.
+	SetNamespaces(namespaces ...string) error
 }
 
 // sharedInformerFactory is the one implementation of Factory. Its name and
@@ -160,6 +194,16 @@ type sharedInformerFactory struct {
 	// followingMembership is set by the first Start under
 	// WithShardMembership.
 	followingMembership bool
+
+	// currentNamespaces is the set SetNamespaces last gave (namespaces.go),
+	// sorted; nil until then. Guarded by lock; setNamespaces serializes
+	// SetNamespaces calls, which wait outside lock.
+	currentNamespaces []string
+	setNamespaces     sync.Mutex
+	// clientGoNamespace is set by the client-go compatible constructors:
+	// WithNamespace then builds client-go's single-namespace informers,
+	// which SetNamespaces cannot change.
+	clientGoNamespace bool
 
 	// Metrics (metrics.go): the default name reserved for the factory
 	// label, and the shard metrics while following a membership.
@@ -205,6 +249,7 @@ func NewFilteredSharedInformerFactory(client kubernetes.Interface, defaultResync
 // additional methods.
 func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) SharedInformerFactory {
 	f := newFactory(client, defaultResync, options)
+	f.clientGoNamespace = true
 	for _, e := range f.optionErrs {
 		if e.refuses != nil {
 			klog.Background().Error(e.err, "Invalid informer factory option: the informers it narrows will not run")

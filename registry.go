@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/informer"
+	"github.com/kubeinformers/informers/internal/multinamespace"
 	"github.com/kubeinformers/informers/internal/shard"
 )
 
@@ -97,6 +98,9 @@ type entry struct {
 	// shard is the shard its informer follows; nil for an informer built
 	// by InformerFor's newFunc.
 	shard *shard.Informer
+	// namespaces is the composite whose namespaces follow the factory's
+	// set (SetNamespaces, namespaces.go); nil for any other informer.
+	namespaces *multinamespace.Informer
 	// removed is set by RemoveInformer. Accessors that cached the informer
 	// check it on every call and resolve again once it is set.
 	removed atomic.Bool

@@ -105,8 +105,15 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 		s.Namespaces = slices.Clone(ro.Namespaces)
 	case len(f.namespaces) > 0 && namespace == metav1.NamespaceAll:
 		s.Namespaces = slices.Clone(f.namespaces)
+		s.FollowsSet = f.namespacesChangeable() == nil
 	default:
 		s.Namespaces = []string{namespace}
+		// A group the factory made has the factory's namespace; one a
+		// user made with another keeps it.
+		s.FollowsSet = namespace != metav1.NamespaceAll && namespace == f.namespace && f.namespacesChangeable() == nil
+	}
+	if s.FollowsSet && f.currentNamespaces != nil {
+		s.Namespaces = slices.Clone(f.currentNamespaces) // namespaces.go
 	}
 	lw.Tweak = listwatch.JoinTweaks(tweak, ro.LabelSelector, ro.FieldSelector, ro.TweakListOptions)
 

@@ -55,6 +55,9 @@ type Built struct {
 	Base     *Informer
 	Shard    *shard.Informer
 	Refused  error
+	// Namespaces is the composite whose namespaces follow the factory's
+	// set (Spec.FollowsSet); nil otherwise.
+	Namespaces *multinamespace.Informer
 }
 
 // Build makes the informer of spec, top to bottom.
@@ -95,10 +98,12 @@ func Build(spec *Spec, h *Hooks) Built {
 	// One shard for all the informer's namespaces, which SetShardSelector
 	// may replace until the informer starts.
 	sh := shard.NewInformer(spec.Name, &h.notices.shard, spec.Shard)
+	var drains map[string]*multinamespace.Drain
 	newOne := func(namespace string) cache.SharedIndexInformer {
-		// Errors name the namespace only where there are several.
+		// Errors name the namespace only where there are several, or
+		// may be.
 		source := ""
-		if len(spec.Namespaces) > 1 {
+		if len(spec.Namespaces) > 1 || spec.FollowsSet {
 			source = namespace
 		}
 		// A shard handover reads the informer's cache (internal/listwatch).
@@ -111,8 +116,13 @@ func Build(spec *Spec, h *Hooks) Built {
 		}
 		h.wire(&cfg, source)
 		follow := h.follow(spec, &cfg, source) // settle.go: over a fake client only
+		lw := listwatch.New(cfg)
+		if spec.FollowsSet {
+			// A namespace removed later is drained first (multinamespace).
+			drains[namespace] = multinamespace.NewDrain(lw, spec.ListWatch.Example, namespace)
+		}
 		informer = cache.NewSharedIndexInformerWithOptions(
-			cache.ToListWatcherWithWatchListSemantics(listwatch.New(cfg), spec.Semantics),
+			cache.ToListWatcherWithWatchListSemantics(lw, spec.Semantics),
 			spec.ListWatch.Example,
 			cache.SharedIndexInformerOptions{
 				ResyncPeriod:      spec.Resync,
@@ -133,9 +143,27 @@ func Build(spec *Spec, h *Hooks) Built {
 		return informer
 	}
 	var informer cache.SharedIndexInformer
-	if len(spec.Namespaces) == 1 {
+	var changeable *multinamespace.Informer
+	switch {
+	case spec.FollowsSet:
+		// Built even for one namespace, so that SetNamespaces can add
+		// others; Build and the builder run under the composite's lock,
+		// one at a time.
+		drains = map[string]*multinamespace.Drain{}
+		changeable = multinamespace.NewChangeable(spec.Namespaces, multinamespace.Builder{
+			Add: func(namespace string) multinamespace.Member {
+				h.addNamespace(namespace)
+				inf := newOne(namespace)
+				d := drains[namespace]
+				delete(drains, namespace)
+				return multinamespace.Member{Informer: inf, Drain: d}
+			},
+			Removed: h.removeNamespace,
+		})
+		informer = changeable
+	case len(spec.Namespaces) == 1:
 		informer = newOne(spec.Namespaces[0])
-	} else {
+	default:
 		perNamespace := make(map[string]cache.SharedIndexInformer, len(spec.Namespaces))
 		for _, ns := range spec.Namespaces {
 			perNamespace[ns] = newOne(ns)
@@ -147,5 +175,5 @@ func Build(spec *Spec, h *Hooks) Built {
 	if spec.Typed != nil {
 		informer = spec.Typed(informer)
 	}
-	return Built{Informer: informer, Base: fi, Shard: sh}
+	return Built{Informer: informer, Base: fi, Shard: sh, Namespaces: changeable}
 }

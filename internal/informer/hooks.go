@@ -62,8 +62,9 @@ type Hooks struct {
 	// settle follows each namespace's informer over a fake client, for
 	// informertest.Settle (settle.go); empty over a real client, whose
 	// client is then kept to name it.
-	settle []*settle.Informer
-	client any
+	settle   []*settle.Informer
+	settleMu sync.Mutex // guards settle, which SetNamespaces changes
+	client   any
 	// absence is whether the informer's resource is served, under
 	// WithAPIDiscovery (absence.go).
 	absence absence

@@ -18,6 +18,7 @@ package informer
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/client-go/tools/cache"
 
@@ -51,7 +52,9 @@ func (h *Hooks) follow(spec *Spec, cfg *listwatch.Config, source string) func(ca
 		// promised the reflector.
 		si.Stream(v, cfg.Resource)
 	}
+	h.settleMu.Lock()
 	h.settle = append(h.settle, si)
+	h.settleMu.Unlock()
 	requests := cfg.Requests
 	cfg.Requests = func(namespace string) listwatch.Requests {
 		r := requests(namespace)
@@ -66,6 +69,8 @@ func (h *Hooks) follow(spec *Spec, cfg *listwatch.Config, source string) func(ca
 // (nil: not started).
 func (h *Hooks) SettleTarget(name string, refused error, done chan struct{}) settle.Target {
 	t := settle.Target{Name: name, Refused: refused, Started: done != nil, Done: done}
+	h.settleMu.Lock()
+	defer h.settleMu.Unlock()
 	switch {
 	case refused != nil:
 	case h.gate == nil:
@@ -75,7 +80,7 @@ func (h *Hooks) SettleTarget(name string, refused error, done chan struct{}) set
 	case len(h.settle) == 0:
 		t.Why = fmt.Sprintf("its client %T is not one of client-go's fakes", h.client)
 	default:
-		t.Informers = h.settle
+		t.Informers = slices.Clone(h.settle)
 	}
 	return t
 }

@@ -45,6 +45,11 @@ type Spec struct {
 	// Namespaces holds one "" for all namespaces (or a cluster-scoped
 	// resource), several for a composite informer.
 	Namespaces []string
+	// FollowsSet says that Namespaces is the factory's set, which the
+	// factory's SetNamespaces changes: the informer is then a composite
+	// (internal/multinamespace) even of one namespace, and Built.Namespaces
+	// changes it.
+	FollowsSet bool
 	Resync     time.Duration
 	Indexers   cache.Indexers
 	// Identifier is the informer's metrics identity (WithInformerName).

@@ -94,3 +94,27 @@ func terminal(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) ||
 		apierrors.IsMethodNotSupported(err) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err)
 }
+
+// add makes a gate that has not opened wait for namespace's first watch
+// too.
+func (g *syncGate) add(namespace string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.isOpen() {
+		g.pending[namespace] = true
+	}
+}
+
+// remove stops waiting for namespace's first watch; the gate opens if it
+// was the last one pending.
+func (g *syncGate) remove(namespace string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.pending[namespace] {
+		return
+	}
+	delete(g.pending, namespace)
+	if len(g.pending) == 0 {
+		close(g.open)
+	}
+}

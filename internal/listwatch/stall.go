@@ -129,6 +129,17 @@ func (s *Streams) stall(namespace string, st *streamState, silence time.Duration
 	s.states[namespace] = st
 }
 
+// Forget forgets the stream of namespace, whose informer has stopped
+// because the factory no longer watches it (SetNamespaces).
+func (s *Streams) Forget(namespace string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.states, namespace)
+}
+
 // Waiting describes the streams that are sending their initial events or
 // stalled, such as "watch-list stream: 2 objects received, no end bookmark
 // for 8 s", and with several namespaces each prefixed by its namespace; it

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"k8s.io/client-go/tools/cache"
 )
@@ -31,10 +32,12 @@ import (
 // would answer; where the key or the namespace index names the namespace,
 // only that namespace's indexer is asked, which keeps a lister's
 // Pods(ns).List and Get as cheap as on a single informer.
+//
+// The namespaces are those of the composite's current view, loaded once
+// per call: SetNamespaces replaces the view, never changes it.
 type indexer struct {
-	namespaces []string // sorted, as subs
-	subs       []cache.Indexer
-	byNS       map[string]cache.Indexer
+	view  *atomic.Pointer[view]
+	owner *Informer
 }
 
 var _ cache.Indexer = &indexer{}
@@ -50,7 +53,7 @@ func namespaceOfKey(key string) string {
 
 // route returns the indexer of obj's namespace, nil if that namespace is
 // not in the set, and the object's key for error messages.
-func (x *indexer) route(obj interface{}) (cache.Indexer, string, error) {
+func (x *view) route(obj interface{}) (cache.Indexer, string, error) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return nil, "", err
@@ -58,13 +61,14 @@ func (x *indexer) route(obj interface{}) (cache.Indexer, string, error) {
 	return x.byNS[namespaceOfKey(key)], key, nil
 }
 
-func (x *indexer) notInSet(key string) error {
+func (x *view) notInSet(key string) error {
 	return fmt.Errorf("object %q is not in one of the informer's namespaces %v", key, x.namespaces)
 }
 
 // Add adds obj to its namespace's indexer; an object of another namespace
 // is an error, since no watch would ever update or delete it.
-func (x *indexer) Add(obj interface{}) error {
+func (ix *indexer) Add(obj interface{}) error {
+	x := ix.view.Load()
 	sub, key, err := x.route(obj)
 	if err != nil {
 		return err
@@ -77,7 +81,8 @@ func (x *indexer) Add(obj interface{}) error {
 
 // Update updates obj in its namespace's indexer; an object of another
 // namespace is an error, as for Add.
-func (x *indexer) Update(obj interface{}) error {
+func (ix *indexer) Update(obj interface{}) error {
+	x := ix.view.Load()
 	sub, key, err := x.route(obj)
 	if err != nil {
 		return err
@@ -91,7 +96,8 @@ func (x *indexer) Update(obj interface{}) error {
 // Delete deletes obj from its namespace's indexer. An object of another
 // namespace cannot be stored, so deleting it does nothing, as deleting an
 // absent object does on a single store.
-func (x *indexer) Delete(obj interface{}) error {
+func (ix *indexer) Delete(obj interface{}) error {
+	x := ix.view.Load()
 	sub, _, err := x.route(obj)
 	if err != nil || sub == nil {
 		return err
@@ -100,7 +106,8 @@ func (x *indexer) Delete(obj interface{}) error {
 }
 
 // List returns the objects of every namespace.
-func (x *indexer) List() []interface{} {
+func (ix *indexer) List() []interface{} {
+	x := ix.view.Load()
 	if len(x.subs) == 1 {
 		return x.subs[0].List()
 	}
@@ -118,7 +125,8 @@ func (x *indexer) List() []interface{} {
 }
 
 // ListKeys returns the keys of every namespace's objects.
-func (x *indexer) ListKeys() []string {
+func (ix *indexer) ListKeys() []string {
+	x := ix.view.Load()
 	if len(x.subs) == 1 {
 		return x.subs[0].ListKeys()
 	}
@@ -137,7 +145,8 @@ func (x *indexer) ListKeys() []string {
 
 // Get returns the object with obj's key from obj's namespace; an object of
 // a namespace outside the set is not found.
-func (x *indexer) Get(obj interface{}) (interface{}, bool, error) {
+func (ix *indexer) Get(obj interface{}) (interface{}, bool, error) {
+	x := ix.view.Load()
 	sub, _, err := x.route(obj)
 	if err != nil || sub == nil {
 		return nil, false, err
@@ -147,7 +156,8 @@ func (x *indexer) Get(obj interface{}) (interface{}, bool, error) {
 
 // GetByKey returns the object with key from the key's namespace; a key of
 // a namespace outside the set (or a cluster-scoped key) is not found.
-func (x *indexer) GetByKey(key string) (interface{}, bool, error) {
+func (ix *indexer) GetByKey(key string) (interface{}, bool, error) {
+	x := ix.view.Load()
 	sub := x.byNS[namespaceOfKey(key)]
 	if sub == nil {
 		return nil, false, nil
@@ -159,7 +169,8 @@ func (x *indexer) GetByKey(key string) (interface{}, bool, error) {
 // objects of list in that namespace (an empty part empties it), all at
 // resourceVersion. An object of another namespace fails the whole call
 // before anything changes.
-func (x *indexer) Replace(list []interface{}, resourceVersion string) error {
+func (ix *indexer) Replace(list []interface{}, resourceVersion string) error {
+	x := ix.view.Load()
 	parts := make(map[string][]interface{}, len(x.subs))
 	for _, obj := range list {
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
@@ -182,7 +193,8 @@ func (x *indexer) Replace(list []interface{}, resourceVersion string) error {
 }
 
 // Resync resyncs every namespace's indexer.
-func (x *indexer) Resync() error {
+func (ix *indexer) Resync() error {
+	x := ix.view.Load()
 	var errs []error
 	for i, s := range x.subs {
 		if err := s.Resync(); err != nil {
@@ -193,7 +205,8 @@ func (x *indexer) Resync() error {
 }
 
 // Bookmark records resourceVersion in every namespace's indexer.
-func (x *indexer) Bookmark(resourceVersion string) {
+func (ix *indexer) Bookmark(resourceVersion string) {
+	x := ix.view.Load()
 	for _, s := range x.subs {
 		s.Bookmark(resourceVersion)
 	}
@@ -201,13 +214,14 @@ func (x *indexer) Bookmark(resourceVersion string) {
 
 // LastStoreSyncResourceVersion returns the lowest of the namespaces'
 // values, with the rules of [Informer.LastSyncResourceVersion].
-func (x *indexer) LastStoreSyncResourceVersion() string {
+func (ix *indexer) LastStoreSyncResourceVersion() string {
+	x := ix.view.Load()
 	return lowestResourceVersion(len(x.subs), func(i int) string { return x.subs[i].LastStoreSyncResourceVersion() })
 }
 
 // namespaceIndexValue returns the namespace that the namespace index maps
 // obj to, if that index exists and gives exactly one value.
-func (x *indexer) namespaceIndexValue(obj interface{}) (string, bool) {
+func (x *view) namespaceIndexValue(obj interface{}) (string, bool) {
 	if len(x.subs) == 0 {
 		return "", false
 	}
@@ -223,7 +237,7 @@ func (x *indexer) namespaceIndexValue(obj interface{}) (string, bool) {
 }
 
 // hasIndex reports whether the namespaces' indexers have the index name.
-func (x *indexer) hasIndex(name string) bool {
+func (x *view) hasIndex(name string) bool {
 	if len(x.subs) == 0 {
 		return false
 	}
@@ -239,7 +253,8 @@ func noIndex(name string) error {
 // Index returns the objects that share an indexed value with obj. For the
 // namespace index (what a lister's Pods(ns).List uses) only obj's
 // namespace is asked; otherwise every namespace is.
-func (x *indexer) Index(indexName string, obj interface{}) ([]interface{}, error) {
+func (ix *indexer) Index(indexName string, obj interface{}) ([]interface{}, error) {
+	x := ix.view.Load()
 	if indexName == cache.NamespaceIndex {
 		if ns, ok := x.namespaceIndexValue(obj); ok {
 			if sub := x.byNS[ns]; sub != nil {
@@ -253,7 +268,8 @@ func (x *indexer) Index(indexName string, obj interface{}) ([]interface{}, error
 
 // ByIndex returns the objects whose indexed values include indexedValue.
 // For the namespace index only that namespace is asked.
-func (x *indexer) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
+func (ix *indexer) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
+	x := ix.view.Load()
 	if indexName == cache.NamespaceIndex && x.hasIndex(indexName) {
 		if sub := x.byNS[indexedValue]; sub != nil {
 			return sub.ByIndex(indexName, indexedValue)
@@ -265,7 +281,8 @@ func (x *indexer) ByIndex(indexName, indexedValue string) ([]interface{}, error)
 
 // IndexKeys returns the keys of the objects whose indexed values include
 // indexedValue, sorted as client-go's are.
-func (x *indexer) IndexKeys(indexName, indexedValue string) ([]string, error) {
+func (ix *indexer) IndexKeys(indexName, indexedValue string) ([]string, error) {
+	x := ix.view.Load()
 	if indexName == cache.NamespaceIndex && x.hasIndex(indexName) {
 		if sub := x.byNS[indexedValue]; sub != nil {
 			return sub.IndexKeys(indexName, indexedValue)
@@ -283,7 +300,7 @@ func (x *indexer) IndexKeys(indexName, indexedValue string) ([]string, error) {
 // gather asks every namespace's indexer and joins the answers. Like
 // client-go's, an empty answer is an empty slice, not nil; with no namespace
 // there is no index at all.
-func gather[T any](x *indexer, indexName string, ask func(cache.Indexer) ([]T, error)) ([]T, error) {
+func gather[T any](x *view, indexName string, ask func(cache.Indexer) ([]T, error)) ([]T, error) {
 	switch len(x.subs) {
 	case 0:
 		return nil, noIndex(indexName)
@@ -303,7 +320,8 @@ func gather[T any](x *indexer, indexName string, ask func(cache.Indexer) ([]T, e
 
 // ListIndexFuncValues returns the values of the index in any namespace,
 // each once, sorted.
-func (x *indexer) ListIndexFuncValues(indexName string) []string {
+func (ix *indexer) ListIndexFuncValues(indexName string) []string {
+	x := ix.view.Load()
 	if len(x.subs) == 1 {
 		return x.subs[0].ListIndexFuncValues(indexName)
 	}
@@ -316,20 +334,16 @@ func (x *indexer) ListIndexFuncValues(indexName string) []string {
 }
 
 // GetIndexers returns the indexers, which are the same in every namespace.
-func (x *indexer) GetIndexers() cache.Indexers {
+func (ix *indexer) GetIndexers() cache.Indexers {
+	x := ix.view.Load()
 	if len(x.subs) == 0 {
 		return cache.Indexers{}
 	}
 	return x.subs[0].GetIndexers()
 }
 
-// AddIndexers adds indexers in every namespace. A conflict is reported by
-// the first namespace and changes nothing.
-func (x *indexer) AddIndexers(newIndexers cache.Indexers) error {
-	for i, s := range x.subs {
-		if err := s.AddIndexers(newIndexers); err != nil {
-			return fmt.Errorf("namespace %q: %w", x.namespaces[i], err)
-		}
-	}
-	return nil
+// AddIndexers adds indexers in every namespace, and in those added later:
+// it is the composite's AddIndexers.
+func (ix *indexer) AddIndexers(newIndexers cache.Indexers) error {
+	return ix.owner.AddIndexers(newIndexers)
 }

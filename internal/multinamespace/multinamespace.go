@@ -49,11 +49,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/sharding"
@@ -66,10 +68,10 @@ import (
 )
 
 // New returns a cache.SharedIndexInformer over informers, one per namespace
-// (map key = namespace name). All must be new (not running) and cache
-// objects of one type. Each must have been built with its own
-// [cache.Indexers] map (New panics if two share one), since client-go's
-// AddIndexers writes into that map.
+// (map key = namespace name), whose set of namespaces is fixed. All must be
+// new (not running) and cache objects of one type. Each must have been
+// built with its own [cache.Indexers] map (New panics if two share one),
+// since client-go's AddIndexers writes into that map.
 //
 // The composite owns the sub-informers: run, configure and add handlers to
 // it, never to a sub-informer directly. Its methods behave as on a single
@@ -80,79 +82,171 @@ import (
 //     sees its events one at a time as on a single informer, but events of
 //     different namespaces are not ordered with each other;
 //   - the watch error handler is called once per failing namespace.
-func New(informers map[string]cache.SharedIndexInformer) cache.SharedIndexInformer {
-	namespaces := make([]string, 0, len(informers))
-	for ns := range informers {
-		namespaces = append(namespaces, ns)
+func New(informers map[string]cache.SharedIndexInformer) *Informer {
+	members := make([]*member, 0, len(informers))
+	for ns, inf := range informers {
+		members = append(members, &member{ns: ns, inf: inf})
 	}
+	return buildComposite(members, nil)
+}
+
+// Member is one namespace's informer of a composite whose namespaces can
+// change ([NewChangeable]), and its drain (nil: the namespace's events
+// cannot be drained, and a removal may drop those still on their way to a
+// handler).
+type Member struct {
+	Informer cache.SharedIndexInformer
+	Drain    *Drain
+}
+
+// Builder makes the composite's informer of a namespace (Add) and is told
+// when one is gone (Removed, after the informer has stopped), so that what
+// the factory keeps per namespace follows the set.
+type Builder struct {
+	Add     func(namespace string) Member
+	Removed func(namespace string)
+}
+
+// NewChangeable returns a composite over namespaces whose set
+// [Informer.SetNamespaces] can change while it runs; b builds each
+// namespace's informer, now and for namespaces added later.
+func NewChangeable(namespaces []string, b Builder) *Informer {
+	members := make([]*member, 0, len(namespaces))
+	for _, ns := range namespaces {
+		m := b.Add(ns)
+		members = append(members, &member{ns: ns, inf: m.Informer, drain: m.Drain})
+	}
+	return buildComposite(members, &b)
+}
+
+func buildComposite(members []*member, b *Builder) *Informer {
 	// A fixed order makes List and ListKeys deterministic across calls,
 	// and error messages and the checker's name reproducible.
-	slices.Sort(namespaces)
-
-	c := &Informer{
-		namespaces: namespaces,
-		subs:       make([]cache.SharedIndexInformer, len(namespaces)),
-		synced:     make(chan struct{}),
-		regs:       map[*registration]struct{}{},
-	}
-	idx := &indexer{
-		namespaces: namespaces,
-		subs:       make([]cache.Indexer, len(namespaces)),
-		byNS:       make(map[string]cache.Indexer, len(namespaces)),
-	}
+	slices.SortFunc(members, func(a, b *member) int { return strings.Compare(a.ns, b.ns) })
 	shared := map[uintptr]string{}
-	for i, ns := range namespaces {
-		c.subs[i] = informers[ns]
+	for _, m := range members {
 		// client-go's indexer keeps the Indexers map it was built with,
 		// and AddIndexers writes into it: informers built from one map
 		// would see each other's new index functions without their
 		// objects being indexed, and AddIndexers would fail with a
 		// conflict after the first namespace.
-		if m := informers[ns].GetIndexer().GetIndexers(); m != nil {
-			p := reflect.ValueOf(m).Pointer()
+		if idx := m.inf.GetIndexer().GetIndexers(); idx != nil {
+			p := reflect.ValueOf(idx).Pointer()
 			if other, ok := shared[p]; ok {
-				panic(fmt.Sprintf("multinamespace.New: the informers of namespaces %q and %q share one cache.Indexers map; build each with its own (maps.Clone)", other, ns))
+				panic(fmt.Sprintf("multinamespace.New: the informers of namespaces %q and %q share one cache.Indexers map; build each with its own (maps.Clone)", other, m.ns))
 			}
-			shared[p] = ns
+			shared[p] = m.ns
 		}
-		idx.subs[i] = informers[ns].GetIndexer()
-		idx.byNS[ns] = idx.subs[i]
 	}
+	c := &Informer{
+		builder: b,
+		synced:  make(chan struct{}),
+		changed: make(chan struct{}),
+		regs:    map[*registration]struct{}{},
+	}
+	c.view.Store(newView(members))
 	// Built once: GetIndexer, GetStore, GetController and HasSyncedChecker
 	// are on hot paths (listers, WaitFor) and must not allocate.
-	c.indexer = idx
+	c.indexer = &indexer{view: &c.view, owner: c}
 	c.controller = &controller{c: c}
 	c.checker = &syncedChecker{c: c}
 	return c
 }
 
-// Informer is the composite returned by [New]. It is exported only for its
-// documentation; use it as a [cache.SharedIndexInformer].
-type Informer struct {
+// member is one namespace's informer in the composite.
+type member struct {
+	ns    string
+	inf   cache.SharedIndexInformer
+	drain *Drain
+	// Set under Informer.mu when the member runs: cancel stops it, done is
+	// closed once its Run has returned; removing marks a member that
+	// SetNamespaces stops on purpose.
+	cancel   context.CancelFunc
+	done     chan struct{}
+	removing bool
+}
+
+// view is the composite's set of namespaces at one time. It is never
+// changed: SetNamespaces stores a new one, so that readers (listers, on
+// the hot path) load it with one atomic read and no lock.
+type view struct {
 	namespaces []string // sorted
-	subs       []cache.SharedIndexInformer
+	members    []*member
+	subs       []cache.Indexer
+	byNS       map[string]cache.Indexer
+}
+
+func newView(members []*member) *view {
+	v := &view{
+		namespaces: make([]string, len(members)),
+		members:    members,
+		subs:       make([]cache.Indexer, len(members)),
+		byNS:       make(map[string]cache.Indexer, len(members)),
+	}
+	for i, m := range members {
+		v.namespaces[i] = m.ns
+		v.subs[i] = m.inf.GetIndexer()
+		v.byNS[m.ns] = v.subs[i]
+	}
+	return v
+}
+
+// Informer is the composite returned by [New] and [NewChangeable]. Use it
+// as a [cache.SharedIndexInformer]; SetNamespaces is its one addition.
+type Informer struct {
+	view       atomic.Pointer[view]
 	indexer    cache.Indexer
 	controller cache.Controller
 	checker    cache.DoneChecker
+	builder    *Builder // nil: the set is fixed
 
-	// synced is closed once every sub-informer has synced.
-	synced chan struct{}
+	// synced is closed once every sub-informer has synced; it stays
+	// closed when a namespace is added later (HasSynced never goes back
+	// to false, as client-go's does not).
+	synced     chan struct{}
+	syncedOnce sync.Once
+
+	// setMu serializes SetNamespaces, which waits outside mu.
+	setMu sync.Mutex
 
 	// mu guards the fields below and orders configuration (SetTransform,
-	// SetWatchErrorHandler) and handler registration against Run.
+	// SetWatchErrorHandler), handler registration and SetNamespaces
+	// against Run.
 	mu      sync.Mutex
 	started bool
+	// ending is set once Run's context has ended: no member starts
+	// afterwards, so that Run's wait sees every member goroutine.
+	ending  bool
 	stopped bool
 	// runCtx ends when Run's context ends or every sub-informer has
 	// returned; the composite's helper goroutines stop with it.
-	runCtx context.Context
-	wg     *sync.WaitGroup
+	runCtx  context.Context
+	stopRun context.CancelFunc
+	wg      *sync.WaitGroup
+	members sync.WaitGroup
+	running int
+	// changed is closed, and replaced, whenever the set changes, so that
+	// the goroutines that wait for the members to sync start over.
+	changed chan struct{}
 	// regs are the live registrations; those added before Run get their
 	// sync watcher when Run starts.
 	regs map[*registration]struct{}
+	// What was set on the composite, for members added later: the
+	// transform, watch error handler and shard selector (set before Run)
+	// and the indexers added since it was built.
+	transform   cache.TransformFunc
+	watchErrors cache.WatchErrorHandlerWithContext
+	selector    sharding.Selector
+	selectorSet bool
+	indexers    cache.Indexers
 }
 
 var _ cache.SharedIndexInformer = &Informer{}
+
+// Namespaces returns the composite's namespaces, sorted.
+func (c *Informer) Namespaces() []string {
+	return slices.Clone(c.view.Load().namespaces)
+}
 
 // AddEventHandler registers handler on every namespace's informer; see
 // [cache.SharedInformer.AddEventHandler].
@@ -168,10 +262,11 @@ func (c *Informer) AddEventHandlerWithResyncPeriod(handler cache.ResourceEventHa
 }
 
 // AddEventHandlerWithOptions registers handler on every namespace's
-// informer. The returned registration has synced once every namespace's
-// registration has, and is what [Informer.RemoveEventHandler] accepts. If
-// one namespace rejects the handler (its informer has stopped), the
-// namespaces that accepted it are rolled back and the error is returned.
+// informer, and on those of namespaces added later. The returned
+// registration has synced once every namespace's registration has, and is
+// what [Informer.RemoveEventHandler] accepts. If one namespace rejects the
+// handler (its informer has stopped), the namespaces that accepted it are
+// rolled back and the error is returned.
 func (c *Informer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -182,23 +277,22 @@ func (c *Informer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler
 	// Every namespace has its own delivery goroutine; without this a
 	// handler written for one informer (sequential delivery) would be
 	// called concurrently.
-	serial := &serialHandler{h: handler}
 	reg := &registration{
 		owner:    c,
-		subs:     make([]cache.ResourceEventHandlerRegistration, 0, len(c.subs)),
+		serial:   &serialHandler{h: handler},
+		options:  options,
+		subs:     map[*member]*memberRegistration{},
 		synced:   make(chan struct{}),
 		removed:  make(chan struct{}),
 		shutdown: make(chan struct{}),
 	}
-	for i, s := range c.subs {
-		r, err := s.AddEventHandlerWithOptions(serial, options)
-		if err != nil {
-			for j, done := range reg.subs {
-				_ = c.subs[j].RemoveEventHandler(done)
+	for _, m := range c.view.Load().members {
+		if err := reg.addTo(m); err != nil {
+			for m, done := range reg.subs {
+				_ = m.inf.RemoveEventHandler(done.reg)
 			}
-			return nil, fmt.Errorf("namespace %q: %w", c.namespaces[i], err)
+			return nil, fmt.Errorf("namespace %q: %w", m.ns, err)
 		}
-		reg.subs = append(reg.subs, r)
 	}
 	c.regs[reg] = struct{}{}
 	if c.started {
@@ -212,17 +306,50 @@ func (c *Informer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler
 func (c *Informer) watchRegistration(reg *registration) {
 	ctx := c.runCtx
 	c.wg.Go(func() {
-		for _, r := range reg.subs {
-			select {
-			case <-r.HasSyncedChecker().Done():
-			case <-reg.removed:
+		for {
+			c.mu.Lock()
+			changed := c.changed
+			var checkers []cache.DoneChecker
+			for _, m := range c.view.Load().members {
+				if r := reg.subs[m]; r != nil {
+					checkers = append(checkers, r.reg.HasSyncedChecker())
+				}
+			}
+			c.mu.Unlock()
+			switch waitAll(ctx, changed, reg.removed, checkers) {
+			case waitDone:
+				reg.closeSynced()
 				return
-			case <-ctx.Done():
+			case waitEnded:
 				return
 			}
 		}
-		close(reg.synced)
 	})
+}
+
+type waitResult int
+
+const (
+	waitDone waitResult = iota
+	waitChanged
+	waitEnded
+)
+
+// waitAll waits until every checker is done, the set changes, or ctx or
+// gone ends the wait.
+func waitAll(ctx context.Context, changed, gone <-chan struct{}, checkers []cache.DoneChecker) waitResult {
+	for _, ch := range checkers {
+		select {
+		case <-ch.Done():
+		case <-changed:
+			return waitChanged
+		case <-gone:
+			return waitEnded
+		case <-ctx.Done():
+			return waitEnded
+		}
+	}
+	return waitDone
 }
 
 // RemoveEventHandler removes a registration returned by this informer from
@@ -235,14 +362,15 @@ func (c *Informer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistrat
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var errs []error
-	for i, r := range reg.subs {
-		if err := c.subs[i].RemoveEventHandler(r); err != nil {
-			errs = append(errs, fmt.Errorf("namespace %q: %w", c.namespaces[i], err))
+	for m, r := range reg.subs {
+		if err := m.inf.RemoveEventHandler(r.reg); err != nil {
+			errs = append(errs, fmt.Errorf("namespace %q: %w", m.ns, err))
 		}
 	}
 	if _, live := c.regs[reg]; live {
 		delete(c.regs, reg)
 		close(reg.removed)
+		reg.serial.remove()
 	}
 	return errors.Join(errs...)
 }
@@ -265,9 +393,10 @@ func (c *Informer) Run(stopCh <-chan struct{}) {
 	c.RunWithContext(wait.ContextForChannel(stopCh))
 }
 
-// RunWithContext runs every namespace's informer in its own goroutine and
-// returns once all of them, and every helper goroutine of the composite,
-// have ended. Like client-go's, a second call only logs a warning.
+// RunWithContext runs every namespace's informer in its own goroutine, and
+// those of namespaces added while it runs, and returns once all of them,
+// and every helper goroutine of the composite, have ended. Like
+// client-go's, a second call only logs a warning.
 func (c *Informer) RunWithContext(ctx context.Context) {
 	c.mu.Lock()
 	if c.started {
@@ -279,57 +408,87 @@ func (c *Informer) RunWithContext(ctx context.Context) {
 	defer cancel()
 	var helpers sync.WaitGroup
 	c.started = true
-	c.runCtx = runCtx
+	c.runCtx, c.stopRun = runCtx, cancel
 	c.wg = &helpers
 	for reg := range c.regs {
 		c.watchRegistration(reg)
 	}
 	helpers.Go(func() {
-		for _, s := range c.subs {
-			select {
-			case <-s.HasSyncedChecker().Done():
-			case <-runCtx.Done():
+		for {
+			c.mu.Lock()
+			changed := c.changed
+			members := c.view.Load().members
+			checkers := make([]cache.DoneChecker, len(members))
+			for i, m := range members {
+				checkers[i] = m.inf.HasSyncedChecker()
+			}
+			c.mu.Unlock()
+			switch waitAll(runCtx, changed, nil, checkers) {
+			case waitDone:
+				c.closeSynced()
+				return
+			case waitEnded:
 				return
 			}
 		}
-		close(c.synced)
 	})
+	for _, m := range c.view.Load().members {
+		c.start(m)
+	}
 	c.mu.Unlock()
 
-	var subs sync.WaitGroup
-	for _, s := range c.subs {
-		subs.Go(func() { s.RunWithContext(runCtx) })
-	}
-	if len(c.subs) == 0 {
-		<-ctx.Done()
-	}
-	subs.Wait()
+	<-runCtx.Done()
+	c.mu.Lock()
+	c.ending = true
+	c.mu.Unlock()
+	c.members.Wait()
 
-	// Normally ctx has ended already; if every sub-informer returned on
-	// its own (for example because it had been run elsewhere), this still
-	// ends the helpers.
-	cancel()
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
 	helpers.Wait()
 }
 
-// HasSynced reports whether every namespace's informer has synced.
+// start runs m under the composite's context; c.mu is held, Run has
+// started and not ended. If every member returns on its own (for example
+// because it had been run elsewhere), Run ends.
+func (c *Informer) start(m *member) {
+	ctx, cancel := context.WithCancel(c.runCtx)
+	m.cancel, m.done = cancel, make(chan struct{})
+	c.running++
+	c.members.Go(func() {
+		defer close(m.done)
+		m.inf.RunWithContext(ctx)
+		cancel()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.running--
+		if c.running == 0 && !m.removing {
+			c.stopRun()
+		}
+	})
+}
+
+func (c *Informer) closeSynced() { c.syncedOnce.Do(func() { close(c.synced) }) }
+
+// HasSynced reports whether every namespace's informer has synced. Once
+// true it stays true, also when a namespace is added later.
 func (c *Informer) HasSynced() bool {
 	select {
 	case <-c.synced:
 		return true
 	default:
 	}
-	if len(c.subs) == 0 {
+	members := c.view.Load().members
+	if len(members) == 0 {
 		return false
 	}
-	for _, s := range c.subs {
-		if !s.HasSynced() {
+	for _, m := range members {
+		if !m.inf.HasSynced() {
 			return false
 		}
 	}
+	c.closeSynced()
 	return true
 }
 
@@ -342,9 +501,14 @@ func (c *Informer) HasSyncedChecker() cache.DoneChecker { return c.checker }
 // synced resource versions, so the cache of every namespace is at least as
 // recent as the value returned. It is empty until every namespace has
 // one, and when a version is not a decimal number (resource versions are
-// opaque; only etcd-backed servers' numbers are compared).
+// opaque; only etcd-backed servers' numbers are compared). With one
+// namespace it is that namespace's, as it is.
 func (c *Informer) LastSyncResourceVersion() string {
-	return lowestResourceVersion(len(c.subs), func(i int) string { return c.subs[i].LastSyncResourceVersion() })
+	members := c.view.Load().members
+	if len(members) == 1 {
+		return members[0].inf.LastSyncResourceVersion()
+	}
+	return lowestResourceVersion(len(members), func(i int) string { return members[i].inf.LastSyncResourceVersion() })
 }
 
 // lowestResourceVersion returns the numerically lowest of n resource
@@ -373,9 +537,9 @@ func (c *Informer) SetWatchErrorHandler(handler cache.WatchErrorHandler) error {
 }
 
 // SetWatchErrorHandlerWithContext sets handler on every namespace's
-// informer. It is called once per failing namespace, one call at a time.
-// Like client-go's, it fails once the informer has started, and then
-// changes nothing.
+// informer, and on those of namespaces added later. It is called once per
+// failing namespace, one call at a time. Like client-go's, it fails once
+// the informer has started, and then changes nothing.
 func (c *Informer) SetWatchErrorHandlerWithContext(handler cache.WatchErrorHandlerWithContext) error {
 	var mu sync.Mutex
 	serial := func(ctx context.Context, r *cache.Reflector, err error) {
@@ -383,15 +547,17 @@ func (c *Informer) SetWatchErrorHandlerWithContext(handler cache.WatchErrorHandl
 		defer mu.Unlock()
 		handler(ctx, r, err)
 	}
-	return c.configure(func(s cache.SharedIndexInformer) error { return s.SetWatchErrorHandlerWithContext(serial) })
+	return c.configure(func(s cache.SharedIndexInformer) error { return s.SetWatchErrorHandlerWithContext(serial) },
+		func() { c.watchErrors = serial })
 }
 
-// SetTransform sets handler on every namespace's informer. Like
-// client-go's, it fails once the informer has started, and then changes
-// nothing. handler may be called concurrently for objects of different
-// namespaces.
+// SetTransform sets handler on every namespace's informer, and on those of
+// namespaces added later. Like client-go's, it fails once the informer has
+// started, and then changes nothing. handler may be called concurrently
+// for objects of different namespaces.
 func (c *Informer) SetTransform(handler cache.TransformFunc) error {
-	return c.configure(func(s cache.SharedIndexInformer) error { return s.SetTransform(handler) })
+	return c.configure(func(s cache.SharedIndexInformer) error { return s.SetTransform(handler) },
+		func() { c.transform = handler })
 }
 
 // SetShardSelector sets selector on every namespace's informer, so that
@@ -400,29 +566,31 @@ func (c *Informer) SetTransform(handler cache.TransformFunc) error {
 // changing nothing, once the composite has started, or if a namespace's
 // informer has no SetShardSelector (client-go before v0.38).
 func (c *Informer) SetShardSelector(selector sharding.Selector) error {
-	for i, s := range c.subs {
-		if _, ok := s.(shard.Setter); !ok {
-			return fmt.Errorf("namespace %q: the informer %T has no SetShardSelector", c.namespaces[i], s)
+	for _, m := range c.view.Load().members {
+		if _, ok := m.inf.(shard.Setter); !ok {
+			return fmt.Errorf("namespace %q: the informer %T has no SetShardSelector", m.ns, m.inf)
 		}
 	}
 	return c.configure(func(s cache.SharedIndexInformer) error {
 		return s.(shard.Setter).SetShardSelector(selector)
-	})
+	}, func() { c.selector, c.selectorSet = selector, true })
 }
 
-// configure applies set to every sub-informer, all or none: c.mu keeps
-// Run from starting half-way.
-func (c *Informer) configure(set func(cache.SharedIndexInformer) error) error {
+// configure applies set to every sub-informer, all or none, and then
+// record, so that namespaces added later get it too: c.mu keeps Run from
+// starting half-way.
+func (c *Informer) configure(set func(cache.SharedIndexInformer) error, record func()) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.started {
 		return fmt.Errorf("informer has already started")
 	}
-	for i, s := range c.subs {
-		if err := set(s); err != nil {
-			return fmt.Errorf("namespace %q: %w", c.namespaces[i], err)
+	for _, m := range c.view.Load().members {
+		if err := set(m.inf); err != nil {
+			return fmt.Errorf("namespace %q: %w", m.ns, err)
 		}
 	}
+	record()
 	return nil
 }
 
@@ -435,28 +603,35 @@ func (c *Informer) IsStopped() bool {
 	if stopped {
 		return true
 	}
-	if len(c.subs) == 0 {
+	members := c.view.Load().members
+	if len(members) == 0 {
 		return false
 	}
-	for _, s := range c.subs {
-		if !s.IsStopped() {
+	for _, m := range members {
+		if !m.inf.IsStopped() {
 			return false
 		}
 	}
 	return true
 }
 
-// AddIndexers adds indexers to every namespace's informer. As with
-// client-go, this works before and after Run (existing objects are
-// indexed) but not after the informer has stopped. Every sub-informer has
-// the same indexers, so a conflict is reported by the first and leaves all
-// unchanged.
+// AddIndexers adds indexers to every namespace's informer, and to those of
+// namespaces added later. As with client-go, this works before and after
+// Run (existing objects are indexed) but not after the informer has
+// stopped. Every sub-informer has the same indexers, so a conflict is
+// reported by the first and leaves all unchanged.
 func (c *Informer) AddIndexers(indexers cache.Indexers) error {
-	for i, s := range c.subs {
-		if err := s.AddIndexers(indexers); err != nil {
-			return fmt.Errorf("namespace %q: %w", c.namespaces[i], err)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.view.Load().members {
+		if err := m.inf.AddIndexers(indexers); err != nil {
+			return fmt.Errorf("namespace %q: %w", m.ns, err)
 		}
 	}
+	if c.indexers == nil {
+		c.indexers = cache.Indexers{}
+	}
+	maps.Copy(c.indexers, indexers)
 	return nil
 }
 
@@ -464,11 +639,12 @@ func (c *Informer) AddIndexers(indexers cache.Indexers) error {
 type syncedChecker struct{ c *Informer }
 
 func (s *syncedChecker) Name() string {
+	v := s.c.view.Load()
 	name := "multi-namespace informer"
-	if len(s.c.subs) > 0 {
-		name = s.c.subs[0].HasSyncedChecker().Name()
+	if len(v.members) > 0 {
+		name = v.members[0].inf.HasSyncedChecker().Name()
 	}
-	return fmt.Sprintf("%s in namespaces %s", name, strings.Join(s.c.namespaces, ","))
+	return fmt.Sprintf("%s in namespaces %s", name, strings.Join(v.namespaces, ","))
 }
 
 func (s *syncedChecker) Done() <-chan struct{} { return s.c.synced }
@@ -485,26 +661,62 @@ func (ct *controller) HasSyncedChecker() cache.DoneChecker { return ct.c.HasSync
 func (ct *controller) LastSyncResourceVersion() string     { return ct.c.LastSyncResourceVersion() }
 
 // registration is the composite's [cache.ResourceEventHandlerRegistration]:
-// one sub-registration per namespace, in the informer's namespace order.
+// one sub-registration per namespace. subs changes under the owner's mu.
 type registration struct {
-	owner *Informer
-	subs  []cache.ResourceEventHandlerRegistration
+	owner   *Informer
+	serial  *serialHandler
+	options cache.HandlerOptions
+	subs    map[*member]*memberRegistration
 
-	synced   chan struct{} // closed once every sub-registration has synced
-	removed  chan struct{} // closed by RemoveEventHandler
-	shutdown chan struct{} // see ShutdownChan
+	synced     chan struct{} // closed once every sub-registration has synced
+	syncedOnce sync.Once
+	removed    chan struct{} // closed by RemoveEventHandler
+	shutdown   chan struct{} // see ShutdownChan
 
 	shutdownOnce sync.Once
 }
 
+// memberRegistration is a registration's handler on one namespace's
+// informer: drained is closed once the namespace's drain marker has
+// reached it (drain.go).
+type memberRegistration struct {
+	reg     cache.ResourceEventHandlerRegistration
+	drained chan struct{}
+	once    sync.Once
+}
+
+// addTo registers the registration's handler on m; the owner's mu is held.
+func (r *registration) addTo(m *member) error {
+	mr := &memberRegistration{drained: make(chan struct{})}
+	sub, err := m.inf.AddEventHandlerWithOptions(&memberHandler{s: r.serial, mr: mr}, r.options)
+	if err != nil {
+		return err
+	}
+	mr.reg = sub
+	r.subs[m] = mr
+	return nil
+}
+
+func (r *registration) closeSynced() { r.syncedOnce.Do(func() { close(r.synced) }) }
+
 // HasSynced reports whether every namespace's registration has synced:
 // its informer has synced and its initial events have been delivered.
+// Once true it stays true, also when a namespace is added later.
 func (r *registration) HasSynced() bool {
-	for _, s := range r.subs {
-		if !s.HasSynced() {
+	select {
+	case <-r.synced:
+		return true
+	default:
+	}
+	c := r.owner
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.view.Load().members {
+		if s := r.subs[m]; s != nil && !s.reg.HasSynced() {
 			return false
 		}
 	}
+	r.closeSynced()
 	return true
 }
 
@@ -515,15 +727,18 @@ func (r *registration) HasSyncedChecker() cache.DoneChecker { return (*registrat
 // ShutdownChan is closed once every namespace's delivery to the handler
 // has ended, after RemoveEventHandler or when the informer stops; it makes
 // [cache.ShutDownEventHandler] work on the composite. The goroutine that
-// waits for the namespaces starts on the first call only.
+// waits for the namespaces starts on the first call only, and waits for
+// the namespaces of that time.
 func (r *registration) ShutdownChan() <-chan struct{} {
 	r.shutdownOnce.Do(func() {
 		var chans []<-chan struct{}
+		r.owner.mu.Lock()
 		for _, s := range r.subs {
-			if sc, ok := s.(interface{ ShutdownChan() <-chan struct{} }); ok {
+			if sc, ok := s.reg.(interface{ ShutdownChan() <-chan struct{} }); ok {
 				chans = append(chans, sc.ShutdownChan())
 			}
 		}
+		r.owner.mu.Unlock()
 		go func() {
 			for _, ch := range chans {
 				<-ch
@@ -543,10 +758,12 @@ func (r *registrationChecker) Name() string {
 func (r *registrationChecker) Done() <-chan struct{} { return r.synced }
 
 // serialHandler delivers one event at a time to h, whichever namespace's
-// informer it comes from.
+// informer it comes from. gone is set once the handler is removed, so
+// that the deletions of a namespace removed at the same time skip it.
 type serialHandler struct {
-	mu sync.Mutex
-	h  cache.ResourceEventHandler
+	mu   sync.Mutex
+	gone bool
+	h    cache.ResourceEventHandler
 }
 
 func (s *serialHandler) OnAdd(obj interface{}, isInInitialList bool) {
@@ -565,6 +782,42 @@ func (s *serialHandler) OnDelete(obj interface{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.h.OnDelete(obj)
+}
+
+// departed delivers the deletions of a removed namespace, unless the
+// handler has been removed.
+func (s *serialHandler) departed(objs []interface{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return
+	}
+	for _, obj := range objs {
+		s.h.OnDelete(obj)
+	}
+}
+
+func (s *serialHandler) remove() {
+	s.mu.Lock()
+	s.gone = true
+	s.mu.Unlock()
+}
+
+// memberHandler is a registration's handler on one namespace's informer:
+// the serial handler, less the drain marker, which it records.
+type memberHandler struct {
+	s  *serialHandler
+	mr *memberRegistration
+}
+
+func (h *memberHandler) OnAdd(obj interface{}, isInInitialList bool) { h.s.OnAdd(obj, isInInitialList) }
+func (h *memberHandler) OnUpdate(oldObj, newObj interface{})         { h.s.OnUpdate(oldObj, newObj) }
+func (h *memberHandler) OnDelete(obj interface{}) {
+	if isDrainMarker(obj) {
+		h.mr.once.Do(func() { close(h.mr.drained) })
+		return
+	}
+	h.s.OnDelete(obj)
 }
 
 // CheckName is the one check of a namespace name.

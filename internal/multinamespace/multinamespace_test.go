@@ -676,7 +676,7 @@ func TestSetShardSelector(t *testing.T) {
 		subs[ns] = &selectorRecorder{SharedIndexInformer: newInformer(&source{client: client, ns: ns})}
 		plain[ns] = subs[ns]
 	}
-	inf := New(plain).(*Informer)
+	inf := New(plain)
 	if err := inf.SetShardSelector(sel); err != nil {
 		t.Fatalf("SetShardSelector before Run: %v", err)
 	}
@@ -706,7 +706,7 @@ func TestSetShardSelector(t *testing.T) {
 	}); ok {
 		return // client-go v0.38 or later: every informer can take one
 	}
-	err := New(mixed).(*Informer).SetShardSelector(sel)
+	err := New(mixed).SetShardSelector(sel)
 	if err == nil || !strings.Contains(err.Error(), `namespace "b"`) {
 		t.Errorf("SetShardSelector with a namespace that cannot take it = %v, want an error naming namespace b", err)
 	}

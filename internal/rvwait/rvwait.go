@@ -49,6 +49,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -107,6 +108,15 @@ func (s *Sources) Add(namespace string, informer cache.SharedIndexInformer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.list = append(s.list, NewSource(namespace, informer))
+}
+
+// Remove forgets the source of namespace, whose informer has stopped
+// because the factory no longer watches it (SetNamespaces): a wait on
+// namespace then says that no informer watches it.
+func (s *Sources) Remove(namespace string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.list = slices.DeleteFunc(s.list, func(src *Source) bool { return src.namespace == namespace })
 }
 
 // All returns the sources added so far.

@@ -189,6 +189,9 @@ func New(name, namespace string, example runtime.Object) *Informer {
 	}
 }
 
+// Namespace is the namespace the informer lists ("" for all).
+func (s *Informer) Namespace() string { return s.namespace }
+
 // broadcast wakes every Settle; the caller holds s.mu.
 func (s *Informer) broadcast() {
 	close(s.changed)

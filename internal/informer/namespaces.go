@@ -1,0 +1,55 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informer
+
+import (
+	"slices"
+
+	"github.com/kubeinformers/informers/internal/settle"
+)
+
+// This file keeps what the hooks hold per namespace in step with the
+// factory's SetNamespaces, for an informer whose namespaces follow the
+// factory's set (Spec.FollowsSet): Build's composite calls addNamespace
+// before it builds a namespace's informer and removeNamespace once that
+// informer has stopped.
+
+// addNamespace makes the sync gate wait for namespace's first watch too,
+// if it has not opened yet: an informer that has not synced then syncs
+// with every namespace of its current set. A gate that has opened stays
+// open, as HasSynced stays true.
+func (h *Hooks) addNamespace(namespace string) {
+	if h.gate != nil {
+		h.gate.add(namespace)
+	}
+}
+
+// removeNamespace forgets namespace: its first watch (the gate may then
+// open), the last error of its list and watch (Ready), its watch-list
+// stream, its cache (WaitForResourceVersion) and, over a fake client, its
+// follower (informertest.Settle).
+func (h *Hooks) removeNamespace(namespace string) {
+	if h.gate != nil {
+		h.gate.remove(namespace)
+	}
+	h.health.observe(namespace, nil)
+	h.Streams.Forget(namespace)
+	h.Versions.Remove(namespace)
+	h.settleMu.Lock()
+	h.settle = slices.DeleteFunc(h.settle, func(si *settle.Informer) bool { return si.Namespace() == namespace })
+	h.settleMu.Unlock()
+}
