@@ -92,6 +92,7 @@ limitations under the License.
 //	run.go               Start, Shutdown, RemoveInformer, WaitForCacheSync, WaitForResourceVersion (internal/rvwait waits)
 //	status.go            Ready, SyncStatus, Notices
 //	namespaces.go        SetNamespaces: the factory's namespaces at run time (internal/multinamespace changes each informer's)
+//	apidiscovery.go      WithAPIDiscovery: resources that come and go, forbidden requests (internal/listwatch/follow.go, internal/served)
 //	shard.go             the shard options
 //	metrics.go           MetricsProvider, and the metrics each informer and sharded factory gets from it
 //	listmode.go          ListMode and WithListMode: how each informer gets its initial state
