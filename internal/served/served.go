@@ -79,8 +79,8 @@ type Checker struct {
 func New(d Discovery) *Checker { return NewWithIntervals(d, FirstInterval, MaxInterval) }
 
 // NewWithIntervals is New with the poll intervals given.
-func NewWithIntervals(d Discovery, first, max time.Duration) *Checker {
-	return &Checker{discovery: d, first: first, max: max, pollers: map[schema.GroupVersion]*poller{}}
+func NewWithIntervals(d Discovery, first, maxInterval time.Duration) *Checker {
+	return &Checker{discovery: d, first: first, max: maxInterval, pollers: map[schema.GroupVersion]*poller{}}
 }
 
 // Served reports whether the server serves gvr now, with one discovery
