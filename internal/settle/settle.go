@@ -221,6 +221,7 @@ func (s *Informer) Watch(list ListFunc, next func(context.Context, metav1.ListOp
 			inner:   w,
 			out:     make(chan watch.Event),
 			stop:    make(chan struct{}),
+			done:    make(chan struct{}),
 			wake:    make(chan struct{}, 1),
 			initial: initial,
 			lastRV:  opts.ResourceVersion,
@@ -291,6 +292,8 @@ type stream struct {
 	out   chan watch.Event
 	stop  chan struct{}
 	once  sync.Once
+	// done is closed when run has returned, inner stopped included.
+	done chan struct{}
 	// wake tells the goroutine that requests has markers.
 	wake chan struct{}
 
@@ -311,7 +314,13 @@ type stream struct {
 
 func (st *stream) ResultChan() <-chan watch.Event { return st.out }
 
-func (st *stream) Stop() { st.once.Do(func() { close(st.stop) }) }
+// Stop stops the stream and returns once its goroutine has: an informer
+// that has stopped leaves nothing running (the fake watcher's Stop logs,
+// and a test may swap klog's logger right after Shutdown).
+func (st *stream) Stop() {
+	st.once.Do(func() { close(st.stop) })
+	<-st.done
+}
 
 // submit asks for marker seq; the caller holds s.mu.
 func (st *stream) submit(seq uint64) {
@@ -329,6 +338,7 @@ type pending struct {
 }
 
 func (st *stream) run(queue []watch.Event) {
+	defer close(st.done)
 	defer st.s.ended(st)
 	defer close(st.out)
 	defer st.inner.Stop()
