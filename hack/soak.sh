@@ -3,7 +3,8 @@
 # hack/testenv/build.sh when missing) for a long time, under a steady writer
 # and faults on a schedule (apiserver restarts, etcd compactions that drop
 # watches, membership changes across 3 sharded replicas, an informer removed
-# and added again). It prints one line and exits non-zero when a goal is
+# and added again, a CRD deleted and created again under an informer with
+# WithAPIDiscovery). It prints one line and exits non-zero when a goal is
 # missed; docs/reliability.md explains the line and the goals.
 #
 #   hack/soak.sh                      # 10 minutes

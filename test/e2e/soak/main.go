@@ -22,10 +22,11 @@ limitations under the License.
 //
 // It prints one line on stdout:
 //
-//	soak duration=<d> objects=<n> writes=<n> restarts=<n> compactions=<n> lost=<n> stale=<n> double-owned=<n> heap-slope=<pct>/h goroutines=<a>-><b>
+//	soak duration=<d> objects=<n> writes=<n> restarts=<n> compactions=<n> crd-cycles=<n> crd-emptied-max=<d> crd-synced-max=<d> lost=<n> stale=<n> double-owned=<n> heap-slope=<pct>/h goroutines=<a>-><b>
 //
-// and exits 1 when a goal is missed (lost, stale and double-owned all 0;
-// heap slope at most 5%/h; goroutines within 10). With -out it writes
+// and exits 1 when a goal is missed (lost, stale and double-owned all 0,
+// the custom resource's cache included; every CRD cycle emptied and synced
+// again within 10 s; heap slope at most 5%/h; goroutines within 10). With -out it writes
 // samples.csv (one row per sample), faults.log and result.txt there.
 package main
 
@@ -222,11 +223,14 @@ func run(o options) (result, error) {
 	}
 	r.writes = s.writer.writes.Load()
 	r.restarts, r.compactions = s.counts.restarts, s.counts.compactions
+	s.mu.Lock()
+	r.crdCycles, r.crdFailures, r.crdEmptied, r.crdSynced = s.counts.crdCycles, s.counts.crdFailures, s.crdEmptied, s.crdSynced
+	s.mu.Unlock()
 	samplesMu.Lock()
 	r.heapSlope, r.heapSlopeOK = heapSlope(samples, o.warmup)
 	samplesMu.Unlock()
-	log.logf("faults: %d apiserver restarts, %d etcd compactions with severed watches, %d membership changes, %d informer removals (each added again); writer: %d writes, %d failed",
-		s.counts.restarts, s.counts.compactions, s.counts.memberships, s.counts.removals, r.writes, s.writer.failures.Load())
+	log.logf("faults: %d apiserver restarts, %d etcd compactions with severed watches, %d membership changes, %d informer removals (each added again), %d CRD deletions (each created again; %d failed); writer: %d writes, %d failed",
+		s.counts.restarts, s.counts.compactions, s.counts.memberships, s.counts.removals, r.crdCycles, r.crdFailures, r.writes, s.writer.failures.Load())
 	return r, nil
 }
 

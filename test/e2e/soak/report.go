@@ -69,6 +69,8 @@ type result struct {
 	objects                  int
 	writes                   int64
 	restarts, compactions    int
+	crdCycles, crdFailures   int           // CRD deletions cycled, and failed
+	crdEmptied, crdSynced    time.Duration // the longest of the cycles
 	lost, stale, doubleOwned int
 	heapSlope                float64 // percent per hour
 	heapSlopeOK              bool    // enough samples for a slope
@@ -81,8 +83,10 @@ func (r result) line() string {
 	if r.heapSlopeOK {
 		slope = fmt.Sprintf("%+.2f%%", r.heapSlope)
 	}
-	return fmt.Sprintf("soak duration=%s objects=%d writes=%d restarts=%d compactions=%d lost=%d stale=%d double-owned=%d heap-slope=%s/h goroutines=%d->%d",
-		r.duration.Round(time.Second), r.objects, r.writes, r.restarts, r.compactions, r.lost, r.stale, r.doubleOwned, slope, r.goroutinesA, r.goroutinesB)
+	return fmt.Sprintf("soak duration=%s objects=%d writes=%d restarts=%d compactions=%d crd-cycles=%d crd-emptied-max=%s crd-synced-max=%s lost=%d stale=%d double-owned=%d heap-slope=%s/h goroutines=%d->%d",
+		r.duration.Round(time.Second), r.objects, r.writes, r.restarts, r.compactions, r.crdCycles,
+		r.crdEmptied.Round(10*time.Millisecond), r.crdSynced.Round(10*time.Millisecond),
+		r.lost, r.stale, r.doubleOwned, slope, r.goroutinesA, r.goroutinesB)
 }
 
 // Goals of the soak.
@@ -96,6 +100,12 @@ func (r result) failures() []string {
 	var out []string
 	if r.lost != 0 || r.stale != 0 || r.doubleOwned != 0 {
 		out = append(out, fmt.Sprintf("caches differ from the server: lost=%d stale=%d double-owned=%d, want all 0", r.lost, r.stale, r.doubleOwned))
+	}
+	if r.crdFailures != 0 {
+		out = append(out, fmt.Sprintf("%d of %d CRD cycles failed (faults.log says how)", r.crdFailures, r.crdFailures+r.crdCycles))
+	}
+	if r.crdEmptied > maxEmptied || r.crdSynced > maxSynced {
+		out = append(out, fmt.Sprintf("a CRD cycle took %v to empty the cache and %v to sync it again, want at most %v and %v", r.crdEmptied, r.crdSynced, maxEmptied, maxSynced))
 	}
 	switch {
 	case !r.heapSlopeOK:

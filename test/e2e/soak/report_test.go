@@ -52,8 +52,9 @@ func TestHeapSlope(t *testing.T) {
 
 func TestResultLineAndGoals(t *testing.T) {
 	r := result{duration: 10*time.Minute + 400*time.Millisecond, objects: 2000, writes: 5400, restarts: 3, compactions: 8,
+		crdCycles: 3, crdEmptied: 1083 * time.Millisecond, crdSynced: 1517 * time.Millisecond,
 		heapSlope: -1.234, heapSlopeOK: true, goroutinesA: 412, goroutinesB: 415}
-	want := "soak duration=10m0s objects=2000 writes=5400 restarts=3 compactions=8 lost=0 stale=0 double-owned=0 heap-slope=-1.23%/h goroutines=412->415"
+	want := "soak duration=10m0s objects=2000 writes=5400 restarts=3 compactions=8 crd-cycles=3 crd-emptied-max=1.08s crd-synced-max=1.52s lost=0 stale=0 double-owned=0 heap-slope=-1.23%/h goroutines=412->415"
 	if got := r.line(); got != want {
 		t.Errorf("line() = %q\nwant      %q", got, want)
 	}
@@ -71,6 +72,11 @@ func TestResultLineAndGoals(t *testing.T) {
 	fewer.goroutinesB = 401 // fewer by 11 is as suspicious as more
 	if len(fewer.failures()) != 1 {
 		t.Errorf("failures() = %q for 412->401", fewer.failures())
+	}
+	crd := r
+	crd.crdFailures, crd.crdSynced = 1, 10*time.Second+time.Millisecond
+	if f := crd.failures(); len(f) != 2 || !strings.Contains(f[0], "1 of 4 CRD cycles failed") || !strings.Contains(f[1], "10.001s to sync") {
+		t.Errorf("failures() = %q, want the failed CRD cycle and the slow sync", f)
 	}
 	noSlope := r
 	noSlope.heapSlopeOK = false

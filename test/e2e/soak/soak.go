@@ -61,9 +61,16 @@ type soak struct {
 	mu       sync.Mutex
 	replicas []*replica
 	whole    *wholeCache
+	custom   *customCache
 	nextID   int
 
-	counts struct{ restarts, compactions, memberships, removals int }
+	counts struct {
+		restarts, compactions, memberships, removals int
+		crdCycles, crdFailures                       int
+	}
+	// The longest a CRD cycle took to empty the custom cache and to sync
+	// it again.
+	crdEmptied, crdSynced time.Duration
 }
 
 func newSoak(ctx context.Context, env *testenv.Env, o options, log *logger) (*soak, error) {
@@ -95,6 +102,9 @@ func newSoak(ctx context.Context, env *testenv.Env, o options, log *logger) (*so
 		return nil, err
 	}
 	s.whole = w
+	if s.custom, err = s.startCustom(ctx); err != nil {
+		return nil, err
+	}
 	syncCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for _, r := range s.replicas {
@@ -104,6 +114,9 @@ func newSoak(ctx context.Context, env *testenv.Env, o options, log *logger) (*so
 	}
 	if !cache.WaitForCacheSync(syncCtx.Done(), w.informer().HasSynced) {
 		return nil, fmt.Errorf("whole-cache factory not synced in 2 minutes: %w", w.factory.Ready())
+	}
+	if !cache.WaitForCacheSync(syncCtx.Done(), s.custom.inf.HasSynced) {
+		return nil, fmt.Errorf("custom-resource factory not synced in 2 minutes: %w", s.custom.factory.Ready())
 	}
 	return s, nil
 }
@@ -118,6 +131,9 @@ func (s *soak) close() {
 	// ends, as with client-go.
 	s.whole.cancel()
 	s.whole.factory.Shutdown()
+	if s.custom != nil {
+		s.custom.close()
+	}
 }
 
 // conns counts a client's open connections, so that a fault can sever
@@ -263,6 +279,7 @@ func (s *soak) faults(ctx context.Context, start time.Time, duration time.Durati
 		{"membership change", 50 * time.Second, 2 * time.Minute, s.changeMembership},
 		{"apiserver restart", 75 * time.Second, 150 * time.Second, s.restart},
 		{"informer removed and added", 100 * time.Second, 2 * time.Minute, s.readdInformer},
+		{"CRD deleted and created again", 115 * time.Second, 150 * time.Second, s.recreateCRD},
 	}
 	type due struct {
 		at time.Duration
@@ -307,7 +324,7 @@ func (s *soak) compact(ctx context.Context, _ int) error {
 		return err
 	}
 	s.mu.Lock()
-	n := s.whole.conns.closeAll()
+	n := s.whole.conns.closeAll() + s.custom.conns.closeAll()
 	for _, r := range s.replicas {
 		n += r.conns.closeAll()
 	}
@@ -383,6 +400,15 @@ func (s *soak) converge(ctx context.Context, timeout time.Duration) (lost, stale
 	for {
 		var detail string
 		lost, stale, double, objects, detail, err = s.check(ctx)
+		if err == nil {
+			var cl, cs int
+			var cdetail string
+			cl, cs, cdetail, err = s.checkCustom(ctx)
+			lost, stale = lost+cl, stale+cs
+			if cdetail != "" {
+				detail = cdetail
+			}
+		}
 		if err == nil && lost+stale+double == 0 {
 			return lost, stale, double, objects, nil
 		}
