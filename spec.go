@@ -140,7 +140,7 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 		mode = ro.ListMode
 	}
 	lw.Mode = listModes[mode]
-	lw.PagedFallback = mode == ListModeAuto && (f.leanTransform != nil || req.id.Form == FormMetadata)
+	lw.PagedFallback = mode == ListModeAuto && (f.leanTransform != nil || keep != nil || req.id.Form == FormMetadata)
 	if req.id.Form != FormMetadata {
 		// A metadata informer would take the typed informer's metrics
 		// identity when it came first; the typed one keeps it.

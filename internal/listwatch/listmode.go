@@ -210,7 +210,7 @@ func (m *listMode) list(opts *metav1.ListOptions) {
 	}
 	msg := fmt.Sprintf("list mode %s: no watch-list stream (%s); listing instead, as client-go does", m.cfg.Mode, why)
 	if paged {
-		msg = fmt.Sprintf("list mode %s: no watch-list stream (%s); a lean or metadata-only cache lists in pages of %d with a consistent read (as ListModeConsistentList) instead of client-go's one resourceVersion=0 LIST", m.cfg.Mode, why, consistentPageSize)
+		msg = fmt.Sprintf("list mode %s: no watch-list stream (%s); a lean, projected or metadata-only cache lists in pages of %d with a consistent read (as ListModeConsistentList) instead of client-go's one resourceVersion=0 LIST", m.cfg.Mode, why, consistentPageSize)
 	}
 	if m.noticed.CompareAndSwap(false, true) {
 		m.cfg.Notice(msg)

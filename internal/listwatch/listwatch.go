@@ -112,9 +112,10 @@ type Options struct {
 	// it (Requests.Stripped): for a lean cache, which would drop it.
 	Strip Strip
 	// PagedFallback makes ModeAuto's LIST, when the informer does not
-	// stream, a consistent paged one, as ModeConsistentList's: for a lean
-	// or metadata-only cache, whose peak then follows the transformed
-	// pages instead of one whole resourceVersion=0 response.
+	// stream, a consistent paged one, as ModeConsistentList's: for a lean,
+	// projected (KeepFields) or metadata-only cache, whose peak then
+	// follows the transformed pages instead of one whole
+	// resourceVersion=0 response.
 	PagedFallback bool
 	// Discovery, if set, makes the informer follow the cluster: wait for
 	// a resource the server does not serve instead of retrying

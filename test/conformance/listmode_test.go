@@ -107,7 +107,7 @@ func TestListModes(t *testing.T) {
 	}{
 		// A lean cache that does not stream (a fake client cannot) lists
 		// in pages with a consistent read, and says so once.
-		{informers.ListModeAuto, false, "", "a lean or metadata-only cache lists in pages of 500 with a consistent read"},
+		{informers.ListModeAuto, false, "", "a lean, projected or metadata-only cache lists in pages of 500 with a consistent read"},
 		{informers.ListModeList, false, "0", ""},
 		{informers.ListModeConsistentList, false, "", ""},
 		{informers.ListModeConsistentList, true, "", ""},
@@ -235,7 +235,8 @@ func TestListModeWithShard(t *testing.T) {
 }
 
 // Under ListModeAuto an informer that does not stream lists as client-go
-// does (resourceVersion=0), unless its cache is lean: then in pages, with
+// does (resourceVersion=0), unless its cache is lean or projected
+// (KeepFields): then in pages, with
 // a consistent read, and Notices says so once. An explicit ListModeList
 // keeps client-go's LIST.
 func TestListModeAutoPagedFallback(t *testing.T) {
@@ -248,6 +249,8 @@ func TestListModeAutoPagedFallback(t *testing.T) {
 	}{
 		{"full cache", nil, "0", 500, false},
 		{"lean cache", []informers.SharedInformerOption{informers.WithLeanMemory()}, "", 500, true},
+		{"projected cache", []informers.SharedInformerOption{informers.WithResourceOptions(corev1.SchemeGroupVersion.WithResource("pods"),
+			informers.ResourceOptions{KeepFields: []string{"spec.nodeName"}})}, "", 500, true},
 		{"lean cache, ListModeList", []informers.SharedInformerOption{informers.WithLeanMemory(), informers.WithListMode(informers.ListModeList)}, "0", 500, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
