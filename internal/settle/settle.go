@@ -150,6 +150,36 @@ type Target struct {
 	Done <-chan struct{}
 }
 
+// waitSynced returns once the informer has marked itself synced, when
+// its handlers have every event: client-go marks it from a goroutine of
+// its own, which can run after the handlers have had the initial events
+// (Settle implies WaitForCacheSync, and its caller may check Ready next).
+func (s *Informer) waitSynced(ctx context.Context) error {
+	if s.synced == nil {
+		return nil
+	}
+	for {
+		select {
+		case <-s.synced:
+			return nil
+		default:
+		}
+		s.mu.Lock()
+		stopped, changed := s.stopped, s.changed
+		s.mu.Unlock()
+		if stopped {
+			return fmt.Errorf("%s stopped", s.name)
+		}
+		select {
+		case <-s.synced:
+			return nil
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("%s: its handlers have every event, but it has not marked itself synced: %w", s.name, context.Cause(ctx))
+		}
+	}
+}
+
 // Informer follows one client-go informer whose client is a fake.
 type Informer struct {
 	name      string
@@ -168,6 +198,10 @@ type Informer struct {
 	seq      uint64
 	handlers map[*handler]struct{}
 	stopped  bool
+	// synced is the client-go informer's HasSyncedChecker().Done(): its
+	// handlers can have the initial events before it is closed (client-go
+	// closes it from a goroutine of its own).
+	synced <-chan struct{}
 
 	// serve and resource are set by Stream (stream.go) when the client
 	// serves watch-list streams.
@@ -471,6 +505,7 @@ func handlerName(h cache.ResourceEventHandler) string {
 // runs.
 func (s *Informer) Wrap(informer cache.SharedIndexInformer) cache.SharedIndexInformer {
 	w := &wrapped{SharedIndexInformer: informer, s: s}
+	s.synced = informer.HasSyncedChecker().Done()
 	if err := informer.SetTransform(transform(nil)); err != nil {
 		panic(fmt.Sprintf("settle: a new informer refused a transform: %v", err))
 	}
@@ -587,7 +622,7 @@ func (s *Informer) Settle(ctx context.Context) error {
 			}
 			if busy == nil {
 				s.mu.Unlock()
-				return nil
+				return s.waitSynced(ctx)
 			}
 		}
 		if (sent == nil || sent.ended) && s.cur != nil {
