@@ -59,7 +59,9 @@ esac
 # out); NEXT_VERSION overrides it, and without the proxy it is the pinned
 # next_version_pinned.
 next_version=""
-[ "$next" = 1 ] && next_version=${NEXT_VERSION:-$(k8s_next_version)}
+if [ "$next" = 1 ]; then
+	next_version=${NEXT_VERSION:-$(k8s_next_version)}
+fi
 
 cd "$root"
 command -v go >/dev/null || { echo "test.sh: no go on PATH" >&2; exit 1; }
