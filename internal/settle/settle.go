@@ -150,36 +150,6 @@ type Target struct {
 	Done <-chan struct{}
 }
 
-// waitSynced returns once the informer has marked itself synced, when
-// its handlers have every event: client-go marks it from a goroutine of
-// its own, which can run after the handlers have had the initial events
-// (Settle implies WaitForCacheSync, and its caller may check Ready next).
-func (s *Informer) waitSynced(ctx context.Context) error {
-	if s.synced == nil {
-		return nil
-	}
-	for {
-		select {
-		case <-s.synced:
-			return nil
-		default:
-		}
-		s.mu.Lock()
-		stopped, changed := s.stopped, s.changed
-		s.mu.Unlock()
-		if stopped {
-			return fmt.Errorf("%s stopped", s.name)
-		}
-		select {
-		case <-s.synced:
-			return nil
-		case <-changed:
-		case <-ctx.Done():
-			return fmt.Errorf("%s: its handlers have every event, but it has not marked itself synced: %w", s.name, context.Cause(ctx))
-		}
-	}
-}
-
 // Informer follows one client-go informer whose client is a fake.
 type Informer struct {
 	name      string
@@ -613,6 +583,7 @@ func (s *Informer) Settle(ctx context.Context) error {
 			return fmt.Errorf("%s stopped", s.name)
 		}
 		var busy *handler
+		delivered := false // every handler has this call's markers
 		if first != 0 {
 			for _, h := range waitFor {
 				if !h.removed && h.seen < first {
@@ -620,12 +591,12 @@ func (s *Informer) Settle(ctx context.Context) error {
 					break
 				}
 			}
-			if busy == nil {
+			if delivered = busy == nil; delivered && s.isSynced() {
 				s.mu.Unlock()
-				return s.waitSynced(ctx)
+				return nil
 			}
 		}
-		if (sent == nil || sent.ended) && s.cur != nil {
+		if !delivered && (sent == nil || sent.ended) && s.cur != nil {
 			s.seq++
 			if first == 0 {
 				first = s.seq
@@ -636,17 +607,43 @@ func (s *Informer) Settle(ctx context.Context) error {
 		changed := s.changed
 		var what string
 		switch {
+		case delivered:
+			// client-go marks the informer synced from a goroutine of
+			// its own, which can run after its handlers have had the
+			// initial events; Settle implies WaitForCacheSync.
+			what = "its handlers have every event, but it has not marked itself synced"
 		case sent == nil || sent.ended && s.cur == nil:
 			what = "it has no watch running (it lists, retries after an error, or streams its initial events)"
 		case busy != nil:
 			what = handlerName(busy) + " has not been given all events, or has not returned"
 		}
 		s.mu.Unlock()
+		// Only a Settle that waits for the informer's sync wakes when it
+		// syncs: once closed, the channel would wake the others at once.
+		var synced <-chan struct{}
+		if delivered {
+			synced = s.synced
+		}
 		select {
 		case <-changed:
+		case <-synced:
 		case <-ctx.Done():
 			return fmt.Errorf("%s: %s: %w", s.name, what, context.Cause(ctx))
 		}
 		s.mu.Lock()
+	}
+}
+
+// isSynced reports whether the client-go informer has marked itself
+// synced (always, for one Wrap never saw).
+func (s *Informer) isSynced() bool {
+	if s.synced == nil {
+		return true
+	}
+	select {
+	case <-s.synced:
+		return true
+	default:
+		return false
 	}
 }
