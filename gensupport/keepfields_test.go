@@ -118,7 +118,7 @@ func TestKeepFieldsGeneratedTypeBadPath(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v (a custom resource's paths are checked for syntax only there)", err)
 	}
-	view, err := externalversions.New(factory, crdfake.NewSimpleClientset(gadgetWithName("g")))
+	view, err := externalversions.New(factory, crdfake.NewSimpleClientset(&gadgetsv1.Gadget{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +136,4 @@ func TestKeepFieldsGeneratedTypeBadPath(t *testing.T) {
 	if keys := inf.GetStore().ListKeys(); len(keys) != 0 {
 		t.Errorf("the informer with a bad path cached %v, want it not to run", keys)
 	}
-}
-
-func gadgetWithName(name string) *gadgetsv1.Gadget {
-	return &gadgetsv1.Gadget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
 }
