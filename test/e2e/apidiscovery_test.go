@@ -40,6 +40,7 @@ import (
 	"k8s.io/klog/v2"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/test/e2e/testenv"
 )
 
 var reflectTypeUnstructured = reflect.TypeFor[*unstructured.Unstructured]()
@@ -282,7 +283,7 @@ func TestAPIDiscovery(t *testing.T) {
 
 	dynCRD := dyn.Resource(crdGVR)
 	create := func() {
-		if _, err := dynCRD.Create(c.ctx, crdObject(group, "things", "Thing"), metav1.CreateOptions{}); err != nil {
+		if _, err := dynCRD.Create(c.ctx, testenv.CRD(group, "things", "Thing"), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create the CRD: %v", err)
 		}
 	}

@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/test/e2e/testenv"
 )
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -43,7 +44,7 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 func installCRD(t *testing.T, c *tcx, group, plural, kind string) schema.GroupVersionResource {
 	t.Helper()
 	dyn := dynamic.NewForConfigOrDie(c.cfg)
-	crd := crdObject(group, plural, kind)
+	crd := testenv.CRD(group, plural, kind)
 	if _, err := dyn.Resource(crdGVR).Create(c.ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("create CRD %s.%s: %v", plural, group, err)
 	}
@@ -56,31 +57,6 @@ func installCRD(t *testing.T, c *tcx, group, plural, kind string) schema.GroupVe
 		t.Fatalf("CRD %s.%s not served after 60s", plural, group)
 	}
 	return gvr
-}
-
-// crdObject is a namespaced CRD with a status subresource in group/v1.
-func crdObject(group, plural, kind string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": plural + "." + group},
-		"spec": map[string]any{
-			"group": group,
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": plural, "singular": strings.ToLower(kind), "kind": kind, "listKind": kind + "List"},
-			"versions": []any{map[string]any{
-				"name": "v1", "served": true, "storage": true,
-				"subresources": map[string]any{"status": map[string]any{}},
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object",
-					"properties": map[string]any{
-						"spec":   map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-						"status": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-					},
-				}},
-			}},
-		},
-	}}
 }
 
 func deleteCRD(t *testing.T, c *tcx, gvr schema.GroupVersionResource) {

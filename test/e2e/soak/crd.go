@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/test/e2e/testenv"
 )
 
 // The custom resource the "CRD deleted and created again" fault takes away
@@ -100,24 +101,7 @@ func (c *customCache) close() {
 // install creates the CRD, waits until its resource is served and creates
 // the widgets. It returns when the resource was first served.
 func (c *customCache) install(ctx context.Context, nss []string) (served time.Time, err error) {
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": widgetGVR.GroupResource().String()},
-		"spec": map[string]any{
-			"group": widgetGVR.Group,
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-			"versions": []any{map[string]any{
-				"name": widgetGVR.Version, "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type":       "object",
-					"properties": map[string]any{"spec": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-				}},
-			}},
-		},
-	}}
-	if _, err := c.dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+	if _, err := c.dyn.Resource(crdGVR).Create(ctx, testenv.CRD(widgetGVR.Group, widgetGVR.Resource, "Widget"), metav1.CreateOptions{}); err != nil {
 		return served, fmt.Errorf("create the CRD %s: %w", widgetGVR.GroupResource(), err)
 	}
 	// Established is not enough: the handler serves a little later.
@@ -190,9 +174,6 @@ func (c *customCache) cycle(ctx context.Context, nss []string) (emptied, synced 
 		return emptied, 0, fmt.Errorf("the CRD created again, the informer did not sync: %w", err)
 	}
 	synced = time.Since(served)
-	if synced < 0 {
-		synced = 0
-	}
 	// And it holds the new widgets, through its watch.
 	want := len(nss) * widgetsPerNamespace
 	if err := poll(ctx, time.Minute, func() (bool, error) {

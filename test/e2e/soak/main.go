@@ -26,8 +26,9 @@ limitations under the License.
 //
 // and exits 1 when a goal is missed (lost, stale and double-owned all 0,
 // the custom resource's cache included; every CRD cycle emptied and synced
-// again within 10 s; heap slope at most 5%/h; goroutines within 10). With -out it writes
-// samples.csv (one row per sample), faults.log and result.txt there.
+// again within 10 s; heap slope at most 5%/h; goroutines within 10). With
+// -out it writes samples.csv (one row per sample), faults.log and
+// result.txt there.
 package main
 
 import (

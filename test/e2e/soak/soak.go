@@ -400,15 +400,6 @@ func (s *soak) converge(ctx context.Context, timeout time.Duration) (lost, stale
 	for {
 		var detail string
 		lost, stale, double, objects, detail, err = s.check(ctx)
-		if err == nil {
-			var cl, cs int
-			var cdetail string
-			cl, cs, cdetail, err = s.checkCustom(ctx)
-			lost, stale = lost+cl, stale+cs
-			if cdetail != "" {
-				detail = cdetail
-			}
-		}
 		if err == nil && lost+stale+double == 0 {
 			return lost, stale, double, objects, nil
 		}
@@ -447,7 +438,8 @@ func (s *soak) diagnose() {
 // check compares the caches with the server's configmaps: an object in no
 // replica, or missing from the whole cache, is lost; one at another
 // resourceVersion, or deleted on the server, is stale; one in several
-// replicas is double-owned.
+// replicas is double-owned. The custom cache is compared with the
+// server's widgets the same way (checkCustom).
 func (s *soak) check(ctx context.Context) (lost, stale, double, objects int, detail string, err error) {
 	server := map[string]string{}
 	for _, ns := range s.nss {
@@ -512,7 +504,11 @@ func (s *soak) check(ctx context.Context) (lost, stale, double, objects int, det
 			}
 		}
 	}
-	return lost, stale, double, len(server), detail, nil
+	cl, cs, cdetail, err := s.checkCustom(ctx)
+	if cdetail != "" {
+		detail = cdetail
+	}
+	return lost + cl, stale + cs, double, len(server), detail, err
 }
 
 // writer creates, updates and deletes configmaps at a steady rate, in
