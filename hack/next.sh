@@ -19,7 +19,8 @@
 #   3. go build ./... and go vet ./... of the root module and of test/;
 #   4. go test of the root module and of test/ (with -race: race-built);
 #   5. the API parity check against client-go at VERSION (hack/apiparity),
-#      which must match every identifier;
+#      which must match every identifier, and kubeinformers-gen against
+#      informer-gen at VERSION on examples/crd (hack/codegen's tests);
 #   6. with -e2e: tidies hack/testenv right after the bump (so that a server
 #      whose sources the module proxy lacks fails in seconds), builds
 #      kube-apiserver and etcd at the matching k8s.io/kubernetes version
@@ -181,6 +182,13 @@ parity() {
 	parity_line="$n/$m"
 }
 step "API parity with client-go $version (hack/apiparity)" parity
+
+# kubeinformers-gen against informer-gen of the same release: hack/codegen's
+# tests build informer-gen from k8s.io/code-generator (bumped to $version
+# above) and compare what both generate for examples/crd's API packages
+# (TestParityWithInformerGen, TestFlagsMatchInformerGen).
+codegen_parity() { (cd "$copy/hack/codegen" && go test -count=1 -vet=off ./...); }
+step "kubeinformers-gen against informer-gen $version (hack/codegen)" codegen_parity
 
 suffix=""
 if [ "$e2e" = 1 ]; then
