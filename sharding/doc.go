@@ -49,7 +49,8 @@ limitations under the License.
 //
 // Bounds are "0x" and exactly 16 lowercase hex digits, and the end of the
 // space is '0x10000000000000000'; the server rejects short forms such as
-// '0x0' (kube-apiserver v1.37.2 answers HTTP 500 for an invalid selector).
+// '0x0' (kube-apiserver v1.37 answers HTTP 500 for an invalid selector,
+// v1.38 HTTP 400).
 // Several ranges are joined with " || ".
 //
 // A server without the feature gate ignores the selector and returns every
