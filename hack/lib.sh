@@ -106,6 +106,34 @@ k8s_next_version() {
 	echo "$newest"
 }
 
+# k8s_minor VERSION: the minor of a staging version (v0.38.0-rc.0 → 38).
+k8s_minor() { local m=${1#v0.}; echo "${m%%.*}"; }
+
+# k8s_other_version: the client-go version of the suite's other lane
+# (hack/test.sh -next, hack/next.sh without a version). While the proxy lists
+# a version of a newer minor than the root go.mod's client-go, that one
+# (k8s_next_version: v0.38.0-rc.0 while main is on v0.37.2); once main has
+# moved to the newest minor, the newest release of the minor before it
+# (v0.37.2 while main is on v0.38.0), so that users still on that minor see
+# what works for them.
+k8s_other_version() {
+	local main next prev out
+	main=$(gomod_require_version "$root/go.mod" k8s.io/client-go)
+	next=$(k8s_next_version)
+	if [ -z "$main" ] || [ "$(k8s_minor "$next")" -gt "$(k8s_minor "$main")" ]; then
+		echo "$next"
+		return 0
+	fi
+	prev="v0.$(($(k8s_minor "$main") - 1))."
+	out=$(cd / && GOWORK=off GOFLAGS='' GOTOOLCHAIN=local go list -m -versions k8s.io/client-go 2>&1) || true
+	prev=$(tr ' ' '\n' <<<"$out" | grep -E "^${prev//./\\.}[0-9]+\$" | tail -1 || true)
+	if [ -z "$prev" ]; then
+		echo "main is on k8s.io/client-go $main and the module proxy lists no release of the minor before it (${out//$'\n'/; }); give the other lane's version" >&2
+		return 1
+	fi
+	echo "$prev"
+}
+
 # k8s_usage_error MSG: prints MSG to stderr and returns 2.
 k8s_usage_error() {
 	echo "$*" >&2
@@ -155,7 +183,9 @@ k8s_toolchain() {
 	gomod=$(proxy_gomod "k8s.io/client-go@$1") || return 1
 	need=$(gomod_go_version "$gomod") || return 1
 	tc=go$need
-	for t in "${go_toolchains[@]}"; do
+	# The go on PATH first: a release whose go line it satisfies (v0.37.2's
+	# go 1.26.0 under go1.26.8) needs no toolchain fetched.
+	for t in "$(local_go_version)" "${go_toolchains[@]}"; do
 		# Same minor, and at least what go.mod needs.
 		if [ "${t#go}" != "${t#go"${need%.*}".}" ] &&
 			[ "$(printf '%s\n' "$need" "${t#go}" | sort -V | tail -1)" = "${t#go}" ]; then
@@ -319,6 +349,28 @@ bump_gomods() {
 	done < <(modules)
 }
 
+# local_go_version: the version of the go on PATH (go1.26.8), whatever
+# GOTOOLCHAIN says.
+local_go_version() { (cd / && GOWORK=off GOFLAGS='' GOTOOLCHAIN=local go env GOVERSION); }
+
+# lower_go_lines NEED: a move to an older release (the other lane on the
+# previous minor) sets every go line newer than NEED, the go line of
+# k8s.io/client-go at that release, to NEED and drops toolchain lines; tidy
+# then raises a module's go line again where its other dependencies need it.
+# A move up leaves go lines to tidy, which raises them.
+lower_go_lines() {
+	local need=$1 m f goline
+	while read -r m; do
+		f=$root/$m/go.mod
+		goline=$(awk '$1 == "go" { print $2 }' "$f")
+		if [ -n "$goline" ] && [ "$goline" != "$need" ] &&
+			[ "$(printf '%s\n' "$need" "$goline" | sort -V | tail -1)" = "$goline" ]; then
+			sed -i -E "s/^go [0-9.]+\$/go $need/; /^toolchain /d" "$f"
+			echo "bump: $m/go.mod: go $goline -> $need (client-go's), toolchain line dropped"
+		fi
+	done < <(modules)
+}
+
 # --- the Go toolchain the repository asks for ------------------------------
 #
 # After hack/bump.sh to a Kubernetes release that needs a newer Go (v0.38
@@ -350,6 +402,8 @@ use_repo_toolchain() {
 # tidying; modules at an older minor (the generator's) are left alone.
 set_toolchain_lines() {
 	local tc=$1 m goline minor
+	# The go on PATH needs no toolchain line to find itself.
+	[ "$tc" != "$(local_go_version)" ] || return 0
 	minor=$(sed -E 's/^go([0-9]+\.[0-9]+).*/\1/' <<<"$tc")
 	while read -r m; do
 		goline=$(awk '$1 == "go" { print $2 }' "$root/$m/go.mod")

@@ -5,10 +5,14 @@
 #
 #   hack/next.sh [-o DIR] [-e2e] [-race] [VERSION]    e.g. hack/next.sh v0.38.0-beta.0
 #
-# Without VERSION it follows the newest client-go the module proxy lists
-# (k8s_next_version in hack/lib.sh: the newest pre-release while there is no
-# newer release, e.g. v0.38.0-rc.0 the day it is published; the pinned
-# next_version_pinned when the proxy cannot be asked), and says which.
+# Without VERSION it runs the suite's other lane (k8s_other_version in
+# hack/lib.sh), and says which: while main is behind the newest client-go the
+# module proxy lists, that one (the newest pre-release, e.g. v0.38.0-rc.0 the
+# day it is published; the pinned next_version_pinned when the proxy cannot
+# be asked); once main is on the newest minor, the newest release of the
+# minor before it (v0.37.2 while main is on v0.38.0). A lane on an older
+# minor lowers go lines to that release's (hack/bump.sh) and runs the tests
+# with -tags kubeinformers_prev instead of kubeinformers_next.
 #
 #   1. copies the repository (tracked files and uncommitted changes, not
 #      .cache) to DIR;
@@ -71,8 +75,8 @@ command -v go >/dev/null || { echo "next: no go on PATH" >&2; exit 1; }
 if [ $# = 1 ]; then
 	version=$1
 else
-	version=$(k8s_next_version)
-	echo "next: no VERSION given; following the newest client-go the module proxy lists: $version"
+	version=$(k8s_other_version)
+	echo "next: no VERSION given; the other lane's client-go (k8s_other_version in hack/lib.sh): $version"
 fi
 k8s_check_version "$version" || usage
 
@@ -158,10 +162,17 @@ in_modules() {
 	[ "${#failed[@]}" = 0 ] || { echo "next: failed in ${failed[*]}: $*" >&2; return 1; }
 }
 step "go build ./..." in_modules go build ./...
-# kubeinformers_next adds the tests that need the upcoming client-go (its
-# sharding API: sharding/upstream_next_test.go, test/conformance/upstream_next_test.go).
-step "go vet ./..." in_modules go vet -tags kubeinformers_next ./...
-test_flags=(-count=1 -vet=off -tags kubeinformers_next)
+# A lane on a newer minor than main's adds, with the tag kubeinformers_next,
+# the tests that need the upcoming client-go (its sharding API:
+# sharding/upstream_next_test.go, test/conformance/upstream_next_test.go); a
+# lane on an older minor (the previous release, after a move) sets
+# kubeinformers_prev, which leaves out the tests that need main's.
+lane_tag=kubeinformers_next
+if [ "$(k8s_minor "$version")" -lt "$(k8s_minor "$(gomod_require_version "$root/go.mod" k8s.io/client-go)")" ]; then
+	lane_tag=kubeinformers_prev
+fi
+step "go vet ./... (-tags $lane_tag)" in_modules go vet -tags "$lane_tag" ./...
+test_flags=(-count=1 -vet=off -tags "$lane_tag")
 [ "$race" = 1 ] && test_flags+=(-race)
 step "go test ${test_flags[*]} ./..." in_modules go test "${test_flags[@]}" ./...
 

@@ -7,11 +7,12 @@
 #   parity check against client-go, the bench-scale smoke and the e2e suite
 #   against a kube-apiserver and etcd built from the Go module proxy.
 #
-#   hack/test.sh -next   also runs the next lane: a copy moved to the
+#   hack/test.sh -next   also runs the other lane: a copy moved to the
 #                        upcoming client-go (the newest version the module
-#                        proxy lists, k8s_next_version in hack/lib.sh),
-#                        built, vetted, tested and parity-checked there
-#                        (hack/next.sh).
+#                        proxy lists), or once main is on that minor to the
+#                        newest release of the minor before it
+#                        (k8s_other_version in hack/lib.sh), built, vetted,
+#                        tested and parity-checked there (hack/next.sh).
 #
 # The next lane compiles all of k8s.io/* a third time, with its own Go
 # toolchain: about 1,400 CPU-seconds of a cold run's 6,100 on the 2-core
@@ -54,13 +55,14 @@ esac
 # The upcoming client-go release that the next lane checks (hack/next.sh).
 # Not race-built: with its own toolchain, -race would compile all of k8s.io/*
 # a second time, more than the 25-minute budget of a cold run leaves.
-# It is the newest client-go the module proxy lists (k8s_next_version in
-# hack/lib.sh: the newest pre-release, or the newest release once that is
-# out); NEXT_VERSION overrides it, and without the proxy it is the pinned
-# next_version_pinned.
+# It is k8s_other_version in hack/lib.sh: the newest client-go the module
+# proxy lists while main is behind it (the newest pre-release, or the newest
+# release once that is out), the newest release of the previous minor once
+# main has moved; NEXT_VERSION overrides it, and without the proxy it is the
+# pinned next_version_pinned.
 next_version=""
 if [ "$next" = 1 ]; then
-	next_version=${NEXT_VERSION:-$(k8s_next_version)}
+	next_version=${NEXT_VERSION:-$(k8s_other_version)}
 fi
 
 cd "$root"

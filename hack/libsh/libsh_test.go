@@ -121,3 +121,44 @@ func TestUseRepoToolchain(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherVersion: the other lane runs the upcoming minor while main is
+// behind it, and the newest release of the previous minor once main has
+// moved (pre-releases and older patch releases of that minor are not
+// candidates); it fails, saying why, when no such release is listed.
+func TestOtherVersion(t *testing.T) {
+	on := func(v string) string {
+		return "module x\n\ngo 1.26.0\n\nrequire k8s.io/client-go " + v + "\n"
+	}
+	for _, tc := range []struct{ main, versions, want string }{
+		{"v0.37.2", "v0.37.1 v0.37.2 v0.38.0-beta.0", "v0.38.0-beta.0"},
+		{"v0.37.2", "v0.37.2 v0.38.0-rc.1 v0.38.0", "v0.38.0"},
+		{"v0.38.0", "v0.37.1 v0.37.2 v0.38.0-rc.1 v0.38.0", "v0.37.2"},
+		{"v0.38.1", "v0.36.9 v0.37.0 v0.37.2 v0.37.3-rc.0 v0.38.0 v0.38.1", "v0.37.2"},
+		{"v0.38.0", "v0.37.2 v0.38.0 v0.39.0-alpha.0", "v0.39.0-alpha.0"},
+	} {
+		got, _ := libsh(t, fakeGo(t, tc.versions, "go1.26.8"), on(tc.main), "k8s_other_version")
+		if got != tc.want {
+			t.Errorf("main on %s, proxy lists %q: other lane %q, want %q", tc.main, tc.versions, got, tc.want)
+		}
+	}
+	got, stderr := libsh(t, fakeGo(t, "v0.38.0", "go1.26.8"), on("v0.38.0"), "k8s_other_version || echo failed")
+	if got != "failed" || !strings.Contains(stderr, "no release of the minor before it") {
+		t.Errorf("no v0.37 release listed: %q (stderr %q), want a failure that says why", got, stderr)
+	}
+}
+
+// TestLowerGoLines: a move to an older release lowers newer go lines to
+// client-go's and drops the toolchain line; go lines at or below it stay.
+func TestLowerGoLines(t *testing.T) {
+	for _, tc := range []struct{ gomod, want string }{
+		{"module x\n\ngo 1.27.0\n\ntoolchain go1.27.3\n", "module x\n\ngo 1.26.0\n\n"},
+		{"module x\n\ngo 1.26.0\n", "module x\n\ngo 1.26.0\n"},
+		{"module x\n\ngo 1.25.0\n", "module x\n\ngo 1.25.0\n"},
+	} {
+		got, _ := libsh(t, fakeGo(t, "", "go1.26.8"), tc.gomod, "lower_go_lines 1.26.0 >&2; cat go.mod")
+		if got != strings.TrimSpace(tc.want) {
+			t.Errorf("go.mod %q: lowered to %q, want %q", tc.gomod, got, tc.want)
+		}
+	}
+}
