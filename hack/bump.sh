@@ -20,7 +20,7 @@
 # but does not tidy it: hack/next.sh skips the e2e server's module unless it
 # runs the e2e suite. go.mod's go line follows the
 # dependencies' (tidy raises it; a move to an older release first lowers it to
-# client-go's at that release, lower_go_lines in hack/lib.sh). hack/next.sh runs this script in a copy of
+# client-go's at that release, downgrade_gomods in hack/lib.sh). hack/next.sh runs this script in a copy of
 # the repository and then checks the copy: it is this script's dry run.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -50,8 +50,10 @@ echo "bump: Go toolchain $tc (GOTOOLCHAIN) for k8s.io/client-go@$version"
 
 old=$(gomod_require_version "$root/go.mod" k8s.io/client-go)
 bump_gomods "$version"
-# Down a minor (the other lane on the previous release), go lines go down too.
-lower_go_lines "$(gomod_go_version "$(proxy_gomod "k8s.io/client-go@$version")")"
+if [ "$(k8s_minor "$version")" -lt "$(k8s_minor "$old")" ]; then
+	# Down a minor (the other lane on the previous release).
+	downgrade_gomods "$(gomod_go_version "$(proxy_gomod "k8s.io/client-go@$version")")"
+fi
 
 mods=()
 while read -r m; do

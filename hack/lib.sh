@@ -175,6 +175,21 @@ gomod_go_version() {
 	echo "$v"
 }
 
+# pick_toolchain NEED: the toolchain for a go line NEED (1.27.0): the last of
+# the go on PATH and go_toolchains that has NEED's minor and is at least NEED,
+# else goNEED. The go on PATH comes first: a release whose go line it
+# satisfies (v0.37.2's go 1.26.0 under go1.26.8) needs no toolchain fetched.
+pick_toolchain() {
+	local need=$1 tc=go$1 t
+	for t in "$(local_go_version)" "${go_toolchains[@]}"; do
+		if [[ $t == go"${need%.*}".* ]] &&
+			[ "$(printf '%s\n' "$need" "${t#go}" | sort -V | tail -1)" = "${t#go}" ]; then
+			tc=$t
+		fi
+	done
+	echo "$tc"
+}
+
 # k8s_toolchain VERSION: the GOTOOLCHAIN value for VERSION (see
 # go_toolchains), checked to run: fails in seconds, naming the toolchain and
 # the go line that asked for it, when the module proxy cannot serve it.
@@ -182,16 +197,7 @@ k8s_toolchain() {
 	local gomod need tc t out
 	gomod=$(proxy_gomod "k8s.io/client-go@$1") || return 1
 	need=$(gomod_go_version "$gomod") || return 1
-	tc=go$need
-	# The go on PATH first: a release whose go line it satisfies (v0.37.2's
-	# go 1.26.0 under go1.26.8) needs no toolchain fetched.
-	for t in "$(local_go_version)" "${go_toolchains[@]}"; do
-		# Same minor, and at least what go.mod needs.
-		if [ "${t#go}" != "${t#go"${need%.*}".}" ] &&
-			[ "$(printf '%s\n' "$need" "${t#go}" | sort -V | tail -1)" = "${t#go}" ]; then
-			tc=$t
-		fi
-	done
+	tc=$(pick_toolchain "$need")
 	if [ -n "${NEXT_GOTOOLCHAIN:-}" ]; then
 		tc=$NEXT_GOTOOLCHAIN
 	fi
@@ -353,22 +359,27 @@ bump_gomods() {
 # GOTOOLCHAIN says.
 local_go_version() { (cd / && GOWORK=off GOFLAGS='' GOTOOLCHAIN=local go env GOVERSION); }
 
-# lower_go_lines NEED: a move to an older release (the other lane on the
-# previous minor) sets every go line newer than NEED, the go line of
-# k8s.io/client-go at that release, to NEED and drops toolchain lines; tidy
-# then raises a module's go line again where its other dependencies need it.
-# A move up leaves go lines to tidy, which raises them.
-lower_go_lines() {
+# downgrade_gomods NEED: a move to an older minor (the other lane on the
+# previous release) lowers every go line newer than NEED, the go line of
+# k8s.io/client-go at that release, to NEED, drops toolchain lines, and drops
+# the indirect requirements: MVS never lowers a requirement by itself, and the
+# newer release's (kube-openapi on structured-merge-diff/v7 where
+# apimachinery v0.37 wants v6) do not build with the older one. Tidy then
+# resolves them again from the direct requirements, and raises a go line
+# where a dependency needs it.
+downgrade_gomods() {
 	local need=$1 m f goline
 	while read -r m; do
 		f=$root/$m/go.mod
 		goline=$(awk '$1 == "go" { print $2 }' "$f")
 		if [ -n "$goline" ] && [ "$goline" != "$need" ] &&
 			[ "$(printf '%s\n' "$need" "$goline" | sort -V | tail -1)" = "$goline" ]; then
-			sed -i -E "s/^go [0-9.]+\$/go $need/; /^toolchain /d" "$f"
-			echo "bump: $m/go.mod: go $goline -> $need (client-go's), toolchain line dropped"
+			sed -i -E "s/^go [0-9.]+\$/go $need/" "$f"
+			echo "bump: $m/go.mod: go $goline -> $need (client-go's)"
 		fi
+		sed -i -E '/^toolchain /d; /^[[:space:]]*(require[[:space:]]+)?[^[:space:]]+ [^[:space:]]+ \/\/ indirect$/d' "$f"
 	done < <(modules)
+	echo "bump: toolchain lines and indirect requirements dropped (a move down a minor)"
 }
 
 # --- the Go toolchain the repository asks for ------------------------------

@@ -148,17 +148,36 @@ func TestOtherVersion(t *testing.T) {
 	}
 }
 
-// TestLowerGoLines: a move to an older release lowers newer go lines to
-// client-go's and drops the toolchain line; go lines at or below it stay.
-func TestLowerGoLines(t *testing.T) {
+// TestDowngradeGomods: a move to an older minor lowers newer go lines to
+// client-go's, drops the toolchain line and every indirect requirement (tidy
+// resolves them again), and keeps direct requirements and older go lines.
+func TestDowngradeGomods(t *testing.T) {
 	for _, tc := range []struct{ gomod, want string }{
-		{"module x\n\ngo 1.27.0\n\ntoolchain go1.27.3\n", "module x\n\ngo 1.26.0\n\n"},
-		{"module x\n\ngo 1.26.0\n", "module x\n\ngo 1.26.0\n"},
+		{
+			"module x\n\ngo 1.27.0\n\ntoolchain go1.27.3\n\nrequire (\n\tk8s.io/client-go v0.37.2\n\tk8s.io/klog/v2 v2.140.0\n)\n\nrequire (\n\tk8s.io/kube-openapi v0.0.0-20261014044854-ca3452a79603 // indirect\n\tsigs.k8s.io/structured-merge-diff/v7 v7.0.0 // indirect\n)\n\nrequire sigs.k8s.io/yaml v1.6.0 // indirect\n",
+			"module x\n\ngo 1.26.0\n\n\nrequire (\n\tk8s.io/client-go v0.37.2\n\tk8s.io/klog/v2 v2.140.0\n)\n\nrequire (\n)\n",
+		},
 		{"module x\n\ngo 1.25.0\n", "module x\n\ngo 1.25.0\n"},
 	} {
-		got, _ := libsh(t, fakeGo(t, "", "go1.26.8"), tc.gomod, "lower_go_lines 1.26.0 >&2; cat go.mod")
+		got, _ := libsh(t, fakeGo(t, "", "go1.26.8"), tc.gomod, "downgrade_gomods 1.26.0 >&2; cat go.mod")
 		if got != strings.TrimSpace(tc.want) {
-			t.Errorf("go.mod %q: lowered to %q, want %q", tc.gomod, got, tc.want)
+			t.Errorf("go.mod %q: downgraded to %q, want %q", tc.gomod, got, tc.want)
+		}
+	}
+}
+
+// TestPickToolchain: a go line gets the go on PATH when that has its minor
+// and is new enough, else the listed toolchain of its minor, else itself.
+func TestPickToolchain(t *testing.T) {
+	for _, tc := range []struct{ need, local, want string }{
+		{"1.26.0", "go1.26.8", "go1.26.8"},
+		{"1.27.0", "go1.26.8", "go1.27.3"},
+		{"1.26.9", "go1.26.8", "go1.26.9"},
+		{"1.28.0", "go1.26.8", "go1.28.0"},
+	} {
+		got, _ := libsh(t, fakeGo(t, "", tc.local), gomod126, "pick_toolchain "+tc.need)
+		if got != tc.want {
+			t.Errorf("go %s with %s on PATH: %q, want %q", tc.need, tc.local, got, tc.want)
 		}
 	}
 }
