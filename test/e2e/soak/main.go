@@ -22,16 +22,18 @@ limitations under the License.
 //
 // It prints one line on stdout:
 //
-//	soak duration=<d> objects=<n> writes=<n> restarts=<n> compactions=<n> crd-cycles=<n> crd-emptied-max=<d> crd-synced-max=<d> lost=<n> stale=<n> double-owned=<n> heap-slope=<pct>/h goroutines=<a>-><b>
+//	soak duration=<d> objects=<n> writes=<n> restarts=<n> compactions=<n> crd-cycles=<n> crd-emptied-max=<d> crd-synced-max=<d> lost=<n> stale=<n> double-owned=<n> heap-slope=<pct>/h goroutines=<a>-><b> watches=<a>-><b> other-goroutines=<a>-><b>
 //
 // and exits 1 when a goal is missed (lost, stale and double-owned all 0,
 // the custom resource's cache included; every CRD cycle emptied and synced
-// again within 10 s; heap slope at most 5%/h; goroutines within 10). With
+// again within 10 s; heap slope at most 5%/h; goroutines outside watch
+// streams within 10, open watch streams within 2). With
 // -out it writes samples.csv (one row per sample), faults.log and
 // result.txt there.
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -41,6 +43,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -202,7 +206,7 @@ func run(o options) (result, error) {
 	sleepUntil(ctx, start.Add(o.warmup))
 	r.goroutinesA = quietGoroutines(ctx)
 	dumpGoroutines(o.out, "goroutines-warmup.txt")
-	log.logf("after the warm-up: %d goroutines", r.goroutinesA)
+	log.logf("after the warm-up: %d goroutines, %d watch streams served by %d of them", r.goroutinesA.total, r.goroutinesA.watches, r.goroutinesA.inWatch)
 
 	sleepUntil(ctx, start.Add(o.duration))
 	stopFaults()
@@ -214,7 +218,7 @@ func run(o options) (result, error) {
 	take()
 	r.duration = time.Since(start)
 	s.writer.stop()
-	log.logf("run over: %d writes (%d failed), %d goroutines; checking every cache against the server", s.writer.writes.Load(), s.writer.failures.Load(), r.goroutinesB)
+	log.logf("run over: %d writes (%d failed), %d goroutines, %d watch streams served by %d of them; checking every cache against the server", s.writer.writes.Load(), s.writer.failures.Load(), r.goroutinesB.total, r.goroutinesB.watches, r.goroutinesB.inWatch)
 
 	// The check: with the writer stopped, every cache must come to match
 	// the server, and stay matched.
@@ -257,13 +261,41 @@ func dumpGoroutines(dir, name string) {
 	_ = pprof.Lookup("goroutine").WriteTo(f, 1)
 }
 
-// quietGoroutines is the median of five goroutine counts a second apart.
-func quietGoroutines(ctx context.Context) int {
-	counts := make([]int, 0, 5)
+// quietGoroutines counts goroutines five times a second apart and takes
+// the median of each count.
+func quietGoroutines(ctx context.Context) goroutines {
+	var totals, watches, inWatch []int
 	for range 5 {
-		counts = append(counts, runtime.NumGoroutine())
+		var buf bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+		g := countGoroutines(buf.String())
+		totals, watches, inWatch = append(totals, g.total), append(watches, g.watches), append(inWatch, g.inWatch)
 		sleepUntil(ctx, time.Now().Add(time.Second))
 	}
-	slices.Sort(counts)
-	return counts[len(counts)/2]
+	median := func(v []int) int { slices.Sort(v); return v[len(v)/2] }
+	return goroutines{total: median(totals), watches: median(watches), inWatch: median(inWatch)}
+}
+
+// countGoroutines reads a goroutine profile written with debug=1: groups
+// of identical stacks, each headed "N @ pc...". A stack in
+// StreamWatcher.receive is one open watch stream; a stack in it or in
+// client-go's watch decoders (rest/watch) serves one.
+func countGoroutines(profile string) goroutines {
+	var g goroutines
+	for _, group := range strings.Split(profile, "\n\n") {
+		head, _, _ := strings.Cut(group, " @ ")
+		n, err := strconv.Atoi(head)
+		if err != nil {
+			continue
+		}
+		g.total += n
+		receive := strings.Contains(group, "k8s.io/apimachinery/pkg/watch.(*StreamWatcher).receive")
+		if receive {
+			g.watches += n
+		}
+		if receive || strings.Contains(group, "k8s.io/client-go/rest/watch.") {
+			g.inWatch += n
+		}
+	}
+	return g
 }

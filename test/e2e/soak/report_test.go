@@ -17,7 +17,9 @@ limitations under the License.
 package main
 
 import (
+	"bytes"
 	"math"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -53,8 +55,9 @@ func TestHeapSlope(t *testing.T) {
 func TestResultLineAndGoals(t *testing.T) {
 	r := result{duration: 10*time.Minute + 400*time.Millisecond, objects: 2000, writes: 5400, restarts: 3, compactions: 8,
 		crdCycles: 3, crdEmptied: 1083 * time.Millisecond, crdSynced: 1517 * time.Millisecond,
-		heapSlope: -1.234, heapSlopeOK: true, goroutinesA: 412, goroutinesB: 415}
-	want := "soak duration=10m0s objects=2000 writes=5400 restarts=3 compactions=8 crd-cycles=3 crd-emptied-max=1.08s crd-synced-max=1.52s lost=0 stale=0 double-owned=0 heap-slope=-1.23%/h goroutines=412->415"
+		heapSlope: -1.234, heapSlopeOK: true,
+		goroutinesA: goroutines{total: 412, watches: 19, inWatch: 19}, goroutinesB: goroutines{total: 431, watches: 19, inWatch: 35}}
+	want := "soak duration=10m0s objects=2000 writes=5400 restarts=3 compactions=8 crd-cycles=3 crd-emptied-max=1.08s crd-synced-max=1.52s lost=0 stale=0 double-owned=0 heap-slope=-1.23%/h goroutines=412->431 watches=19->19 other-goroutines=393->396"
 	if got := r.line(); got != want {
 		t.Errorf("line() = %q\nwant      %q", got, want)
 	}
@@ -63,15 +66,16 @@ func TestResultLineAndGoals(t *testing.T) {
 	}
 
 	bad := r
-	bad.lost, bad.heapSlope, bad.goroutinesB = 1, 5.01, 423
+	bad.lost, bad.heapSlope, bad.goroutinesB.total, bad.goroutinesB.watches = 1, 5.01, 442, 22
 	f := bad.failures()
-	if len(f) != 3 || !strings.Contains(f[0], "lost=1") || !strings.Contains(f[1], "5.01%/h") || !strings.Contains(f[2], "412 to 423") {
-		t.Errorf("failures() = %q, want the lost object, the heap slope and the goroutines", f)
+	if len(f) != 4 || !strings.Contains(f[0], "lost=1") || !strings.Contains(f[1], "5.01%/h") ||
+		!strings.Contains(f[2], "outside watch streams went from 393 to 407") || !strings.Contains(f[3], "streams went from 19 to 22") {
+		t.Errorf("failures() = %q, want the lost object, the heap slope, the goroutines and the watches", f)
 	}
 	fewer := r
-	fewer.goroutinesB = 401 // fewer by 11 is as suspicious as more
+	fewer.goroutinesB.total = 417 // 11 fewer outside watches is as suspicious as more
 	if len(fewer.failures()) != 1 {
-		t.Errorf("failures() = %q for 412->401", fewer.failures())
+		t.Errorf("failures() = %q for 393->382 outside watches", fewer.failures())
 	}
 	crd := r
 	crd.crdFailures, crd.crdSynced = 1, 10*time.Second+time.Millisecond
@@ -88,5 +92,36 @@ func TestResultLineAndGoals(t *testing.T) {
 	}
 	if strings.Count(csvHeader, ",") != 4 {
 		t.Errorf("csvHeader %q does not match csvRow's five fields", csvHeader)
+	}
+}
+
+// TestCountGoroutines reads a goroutine profile as the runtime writes it:
+// the header, then groups of identical stacks.
+func TestCountGoroutines(t *testing.T) {
+	profile := `goroutine profile: total 30
+
+16 @ 0x4902ca 0x46a217
+#	0x742bad	net/http/internal/http2.(*pipe).Read+0x4c	/go/src/net/http/internal/http2/pipe.go:76
+#	0x7a0001	k8s.io/client-go/rest/watch.(*bufferedWatchEventDecoder).run+0x52	/m/k8s.io/client-go/rest/watch/concurrent_decoder.go:143
+
+8 @ 0x4902ca 0x46a217
+#	0x7b0002	k8s.io/apimachinery/pkg/watch.(*StreamWatcher).receive+0x10	/m/k8s.io/apimachinery/pkg/watch/streamwatcher.go:114
+
+5 @ 0x4902ca
+#	0x7c0003	k8s.io/client-go/tools/cache.(*Reflector).watch+0x99	/m/k8s.io/client-go/tools/cache/reflector.go:1003
+
+1 @ 0x4902ca
+#	0x7d0004	main.main+0x1	/soak/main.go:63
+`
+	want := goroutines{total: 30, watches: 8, inWatch: 24}
+	if got := countGoroutines(profile); got != want {
+		t.Errorf("countGoroutines = %+v, want %+v", got, want)
+	}
+	var buf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&buf, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := countGoroutines(buf.String()); got.total < 1 || got.watches != 0 {
+		t.Errorf("this test's own profile: %+v, want at least this goroutine and no watch", got)
 	}
 }
