@@ -55,7 +55,7 @@ func TestHeapSlope(t *testing.T) {
 func TestResultLineAndGoals(t *testing.T) {
 	r := result{duration: 10*time.Minute + 400*time.Millisecond, objects: 2000, writes: 5400, restarts: 3, compactions: 8,
 		crdCycles: 3, crdEmptied: 1083 * time.Millisecond, crdSynced: 1517 * time.Millisecond,
-		heapSlope: -1.234, heapSlopeOK: true,
+		heapSlope: -1.234, heapSlopeOK: true, heapSpan: 59 * time.Minute,
 		goroutinesA: goroutines{total: 412, watches: 19, inWatch: 19}, goroutinesB: goroutines{total: 431, watches: 19, inWatch: 35}}
 	want := "soak duration=10m0s objects=2000 writes=5400 restarts=3 compactions=8 crd-cycles=3 crd-emptied-max=1.08s crd-synced-max=1.52s lost=0 stale=0 double-owned=0 heap-slope=-1.23%/h goroutines=412->431 watches=19->19 other-goroutines=393->396"
 	if got := r.line(); got != want {
@@ -81,6 +81,15 @@ func TestResultLineAndGoals(t *testing.T) {
 	crd.crdFailures, crd.crdSynced = 1, 10*time.Second+time.Millisecond
 	if f := crd.failures(); len(f) != 2 || !strings.Contains(f[0], "1 of 4 CRD cycles failed") || !strings.Contains(f[1], "10.001s to sync") {
 		t.Errorf("failures() = %q, want the failed CRD cycle and the slow sync", f)
+	}
+	short := r
+	short.heapSlope, short.heapSpan = 45.12, 9*time.Minute
+	if f := short.failures(); len(f) != 0 {
+		t.Errorf("a 9-minute slope of 45%%/h: failures() = %q, want none (not judged)", f)
+	}
+	short.heapSpan = minHeapSpan
+	if f := short.failures(); len(f) != 1 || !strings.Contains(f[0], "45.12%/h") {
+		t.Errorf("a 30-minute slope of 45%%/h: failures() = %q, want the heap slope", f)
 	}
 	noSlope := r
 	noSlope.heapSlopeOK = false
