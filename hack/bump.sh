@@ -18,10 +18,11 @@
 # fetched by the go command through GOTOOLCHAIN. -skip MODULE (a directory
 # relative to the repository, e.g. hack/testenv) bumps that module's go.mod
 # but does not tidy it: hack/next.sh skips the e2e server's module unless it
-# runs the e2e suite. go.mod's go line follows the
-# dependencies' (tidy raises it; a move to an older release first lowers it to
-# client-go's at that release, downgrade_gomods in hack/lib.sh). hack/next.sh runs this script in a copy of
-# the repository and then checks the copy: it is this script's dry run.
+# runs the e2e suite. go.mod's go line follows the dependencies' (tidy raises
+# it; a move to an older minor first lowers it to client-go's at that
+# release, downgrade_gomods in hack/lib.sh). hack/next.sh runs this script in
+# a copy of the repository and then checks the copy: it is this script's dry
+# run.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

@@ -91,16 +91,28 @@ next_version_pinned=v0.38.0-beta.0
 # it says why on stderr and prints $next_version_pinned, so that the lane
 # still runs on what the module cache holds.
 k8s_next_version() {
-	local out newest
-	if ! out=$(cd / && GOWORK=off GOFLAGS='' GOTOOLCHAIN=local go list -m -versions k8s.io/client-go 2>&1); then
-		echo "the Go module proxy cannot be asked for k8s.io/client-go's versions (${out//$'\n'/; }); using the pinned $next_version_pinned" >&2
+	local out rc=0
+	out=$(client_go_listing) || rc=$?
+	next_from_listing "$rc" "$out"
+}
+
+# client_go_listing: what `go list -m -versions k8s.io/client-go` prints
+# (versions in semver order, oldest first), or why the proxy cannot be asked,
+# with its exit status.
+client_go_listing() { (cd / && GOWORK=off GOFLAGS='' GOTOOLCHAIN=local go list -m -versions k8s.io/client-go 2>&1); }
+
+# next_from_listing RC LISTING: k8s_next_version of a client_go_listing that
+# exited with RC.
+next_from_listing() {
+	local newest
+	if [ "$1" != 0 ]; then
+		echo "the Go module proxy cannot be asked for k8s.io/client-go's versions (${2//$'\n'/; }); using the pinned $next_version_pinned" >&2
 		echo "$next_version_pinned"
 		return 0
 	fi
-	# `go list -m -versions` lists versions in semver order, oldest first.
-	newest=$(tr ' ' '\n' <<<"$out" | grep -E '^v0\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$' | tail -1 || true)
+	newest=$(tr ' ' '\n' <<<"$2" | grep -E '^v0\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$' | tail -1 || true)
 	if [ -z "$newest" ]; then
-		echo "the Go module proxy lists no v0.X.Y version of k8s.io/client-go ($out); using the pinned $next_version_pinned" >&2
+		echo "the Go module proxy lists no v0.X.Y version of k8s.io/client-go ($2); using the pinned $next_version_pinned" >&2
 		newest=$next_version_pinned
 	fi
 	echo "$newest"
@@ -117,15 +129,15 @@ k8s_minor() { local m=${1#v0.}; echo "${m%%.*}"; }
 # (v0.37.2 while main is on v0.38.0), so that users still on that minor see
 # what works for them.
 k8s_other_version() {
-	local main next prev out
+	local main next prev out rc=0
 	main=$(gomod_require_version "$root/go.mod" k8s.io/client-go)
-	next=$(k8s_next_version)
+	out=$(client_go_listing) || rc=$?
+	next=$(next_from_listing "$rc" "$out")
 	if [ -z "$main" ] || [ "$(k8s_minor "$next")" -gt "$(k8s_minor "$main")" ]; then
 		echo "$next"
 		return 0
 	fi
 	prev="v0.$(($(k8s_minor "$main") - 1))."
-	out=$(cd / && GOWORK=off GOFLAGS='' GOTOOLCHAIN=local go list -m -versions k8s.io/client-go 2>&1) || true
 	prev=$(tr ' ' '\n' <<<"$out" | grep -E "^${prev//./\\.}[0-9]+\$" | tail -1 || true)
 	if [ -z "$prev" ]; then
 		echo "main is on k8s.io/client-go $main and the module proxy lists no release of the minor before it (${out//$'\n'/; }); give the other lane's version" >&2
@@ -175,6 +187,9 @@ gomod_go_version() {
 	echo "$v"
 }
 
+# version_ge A B: dotted version A is at least B (1.26.8 and 1.26.0).
+version_ge() { [ "$(printf '%s\n' "$1" "$2" | sort -V | tail -1)" = "$1" ]; }
+
 # pick_toolchain NEED: the toolchain for a go line NEED (1.27.0): the last of
 # the go on PATH and go_toolchains that has NEED's minor and is at least NEED,
 # else goNEED. The go on PATH comes first: a release whose go line it
@@ -182,8 +197,7 @@ gomod_go_version() {
 pick_toolchain() {
 	local need=$1 tc=go$1 t
 	for t in "$(local_go_version)" "${go_toolchains[@]}"; do
-		if [[ $t == go"${need%.*}".* ]] &&
-			[ "$(printf '%s\n' "$need" "${t#go}" | sort -V | tail -1)" = "${t#go}" ]; then
+		if [[ $t == go"${need%.*}".* ]] && version_ge "${t#go}" "$need"; then
 			tc=$t
 		fi
 	done
@@ -372,8 +386,7 @@ downgrade_gomods() {
 	while read -r m; do
 		f=$root/$m/go.mod
 		goline=$(awk '$1 == "go" { print $2 }' "$f")
-		if [ -n "$goline" ] && [ "$goline" != "$need" ] &&
-			[ "$(printf '%s\n' "$need" "$goline" | sort -V | tail -1)" = "$goline" ]; then
+		if [ -n "$goline" ] && [ "$goline" != "$need" ] && version_ge "$goline" "$need"; then
 			sed -i -E "s/^go [0-9.]+\$/go $need/" "$f"
 			echo "bump: $m/go.mod: go $goline -> $need (client-go's)"
 		fi
@@ -395,9 +408,8 @@ downgrade_gomods() {
 use_repo_toolchain() {
 	local need have mode
 	need=$(gomod_go_version "$root/go.mod") || return 1
-	have=$(cd / && GOWORK=off GOFLAGS='' GOTOOLCHAIN=local go env GOVERSION) || return 1
-	have=${have#go}
-	if [ "$(printf '%s\n' "$need" "$have" | sort -V | tail -1)" = "$have" ]; then
+	have=$(local_go_version) || return 1
+	if version_ge "${have#go}" "$need"; then
 		return 0
 	fi
 	mode=${GOTOOLCHAIN:-$(cd / && GOWORK=off go env GOTOOLCHAIN)}

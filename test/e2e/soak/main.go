@@ -27,8 +27,8 @@ limitations under the License.
 // and exits 1 when a goal is missed (lost, stale and double-owned all 0,
 // the custom resource's cache included; every CRD cycle emptied and synced
 // again within 10 s; heap slope at most 5%/h over at least 30 minutes after
-// the warm-up; goroutines outside watch
-// streams within 10, open watch streams within 2). With
+// the warm-up; goroutines outside watch streams within 10, open watch
+// streams within 2). With
 // -out it writes samples.csv (one row per sample), faults.log and
 // result.txt there.
 package main
