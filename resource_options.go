@@ -31,7 +31,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/binding"
 	"github.com/kubeinformers/informers/internal/multinamespace"
-	"github.com/kubeinformers/informers/internal/project"
+	"github.com/kubeinformers/informers/internal/projection"
 	"github.com/kubeinformers/informers/internalinterfaces"
 	"github.com/kubeinformers/informers/sharding"
 )
@@ -167,7 +167,7 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 	if o.Protobuf && !builtIn {
 		errs = append(errs, errors.New("field Protobuf: only built-in resources are served in protobuf to typed informers; dynamic, metadata and custom resources stay on JSON"))
 	}
-	if err := project.CheckResource(typeResources, resource, o.KeepFields); err != nil {
+	if err := projection.CheckResource(typeResources, resource, o.KeepFields); err != nil {
 		errs = append(errs, err)
 	}
 	if err := checkListMode(o.ListMode); err != nil {

@@ -30,7 +30,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internal/listwatch"
-	"github.com/kubeinformers/informers/internal/project"
+	"github.com/kubeinformers/informers/internal/projection"
 	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
@@ -131,8 +131,8 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 	if ro.Transform != nil {
 		user = ro.Transform
 	}
-	keep, err := project.New(ro.KeepFields, req.id.Type)
-	s.Refused = errors.Join(s.Refused, project.Refusal(resource, err))
+	keep, err := projection.New(ro.KeepFields, req.id.Type)
+	s.Refused = errors.Join(s.Refused, projection.Refusal(resource, err))
 	s.Transform = listwatch.ChainTransforms(listwatch.ChainTransforms(user, keep.TransformFunc()), f.leanTransform)
 
 	mode := f.listMode

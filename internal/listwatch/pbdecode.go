@@ -45,7 +45,7 @@ import (
 	restclientwatch "k8s.io/client-go/rest/watch"
 	"k8s.io/klog/v2"
 
-	"github.com/kubeinformers/informers/internal/project"
+	"github.com/kubeinformers/informers/internal/projection"
 )
 
 // This file decodes the API server's protobuf for a lean informer without
@@ -191,8 +191,8 @@ type Strip struct {
 	// kubectl.kubernetes.io/last-applied-configuration.
 	LastApplied bool
 	// Project, if set, leaves out every field of the objects of its type
-	// that it does not keep (internal/project).
-	Project *project.Projection
+	// that it does not keep (internal/projection).
+	Project *projection.Projection
 }
 
 // Any reports whether s leaves anything out.

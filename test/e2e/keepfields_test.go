@@ -37,7 +37,7 @@ import (
 
 	informers "github.com/kubeinformers/informers"
 	"github.com/kubeinformers/informers/internal/listwatch"
-	"github.com/kubeinformers/informers/internal/project"
+	"github.com/kubeinformers/informers/internal/projection"
 )
 
 // keptUpdates records the updates a handler is given on one Pod.
@@ -296,7 +296,7 @@ func compareProjected(full, kept cache.SharedIndexInformer, keep []string, n int
 	}
 	for _, o := range fullObjs {
 		want := o.(runtime.Object).DeepCopyObject()
-		p, err := project.New(keep, reflect.TypeOf(want))
+		p, err := projection.New(keep, reflect.TypeOf(want))
 		if err != nil {
 			return err.Error(), n
 		}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package project keeps only some fields of cached objects: the engine
+// Package projection keeps only some fields of cached objects: the engine
 // behind the root package's ResourceOptions.KeepFields. A projection is a
 // set of field paths in the objects' JSON names; every other field is
 // set to its zero value, except the always-kept ones ([Always]).
@@ -32,7 +32,7 @@ limitations under the License.
 // Projecting in place writes only fields that are not already zero, so
 // projecting an object again (a resync's or an already cut one) writes
 // nothing.
-package project
+package projection
 
 import (
 	"encoding"

@@ -35,7 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/kubeinformers/informers/internal/project"
+	"github.com/kubeinformers/informers/internal/projection"
 )
 
 // jsonPaths lists the JSON field paths of the struct type t down to depth
@@ -112,7 +112,7 @@ func projectedTypes() []reflect.Type {
 // by Go field.
 func checkProjection(t *testing.T, reference runtime.Decoder, obj runtime.Object, paths []string) {
 	t.Helper()
-	p, err := project.New(paths, itemType(obj))
+	p, err := projection.New(paths, itemType(obj))
 	if err != nil {
 		t.Fatalf("%T %q: %v", obj, paths, err)
 	}
@@ -183,7 +183,7 @@ func itemType(obj runtime.Object) reflect.Type {
 }
 
 // projectAll projects obj, or each item of a list.
-func projectAll(p *project.Projection, obj runtime.Object) {
+func projectAll(p *projection.Projection, obj runtime.Object) {
 	if list, ok := obj.(*corev1.PodList); ok {
 		for i := range list.Items {
 			p.Object(&list.Items[i])
@@ -198,7 +198,7 @@ func projectAll(p *project.Projection, obj runtime.Object) {
 // whose annotation the reflector waits for: a projection that drops
 // metadata.annotations must not cut it.
 func TestWatchDecoderProjects(t *testing.T) {
-	p, err := project.New([]string{"spec.nodeName"}, reflect.TypeFor[*corev1.Pod]())
+	p, err := projection.New([]string{"spec.nodeName"}, reflect.TypeFor[*corev1.Pod]())
 	if err != nil {
 		t.Fatal(err)
 	}
