@@ -1,0 +1,163 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package crcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	informers "github.com/kubeinformers/informers"
+)
+
+// New is a drop-in for controller-runtime's [cache.New]: the same
+// signature (it is a [cache.NewCacheFunc]) and behaviour, every informer
+// an informer of this module's factory. It is NewCache() with no options.
+func New(config *rest.Config, opts cache.Options) (cache.Cache, error) {
+	return NewCache()(config, opts)
+}
+
+// NewCache returns a [cache.NewCacheFunc] whose caches build their
+// informers with options, this module's factory options (such as
+// [informers.WithLeanMemory]), on top of what [cache.Options] says.
+func NewCache(options ...informers.SharedInformerOption) cache.NewCacheFunc {
+	return func(config *rest.Config, opts cache.Options) (cache.Cache, error) {
+		c, err := newCache(config, opts, options)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// Cache is the cache [New] and [NewCache] return: a [cache.Cache].
+type Cache struct {
+	config    *config
+	clientset kubernetes.Interface
+	dynamic   dynamic.Interface
+	metadata  metadata.Interface
+
+	mu        sync.RWMutex
+	entries   map[entryKey]*entry
+	factories []informers.Factory // every factory built, one per slot informer
+	started   bool
+	stopped   bool
+	ctx       context.Context
+	// startWait is closed when Start has started the informers; done when
+	// Start's context has ended.
+	startWait chan struct{}
+	done      chan struct{}
+	// custom tracks the informers of Options.NewInformer, which no
+	// factory runs.
+	custom sync.WaitGroup
+}
+
+var (
+	_ cache.Cache = &Cache{}
+	// controller-runtime's manager runs the cache on every replica, leader
+	// or not.
+	_ interface{ NeedLeaderElection() bool } = &Cache{}
+)
+
+func newCache(restConfig *rest.Config, opts cache.Options, options []informers.SharedInformerOption) (*Cache, error) {
+	cfg, err := resolveOptions(restConfig, opts, options)
+	if err != nil {
+		return nil, err
+	}
+	clientset, err := kubernetes.NewForConfigAndClient(cfg.restConfig, cfg.httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("crcache: %w", err)
+	}
+	// The dynamic and metadata clients choose their own serializers.
+	untyped := rest.CopyConfig(cfg.restConfig)
+	untyped.NegotiatedSerializer = nil
+	dyn, err := dynamic.NewForConfigAndClient(untyped, cfg.httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("crcache: %w", err)
+	}
+	meta, err := metadata.NewForConfigAndClient(untyped, cfg.httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("crcache: %w", err)
+	}
+	return &Cache{
+		config:    cfg,
+		clientset: clientset,
+		dynamic:   dyn,
+		metadata:  meta,
+		entries:   make(map[entryKey]*entry),
+		startWait: make(chan struct{}),
+		done:      make(chan struct{}),
+	}, nil
+}
+
+// NeedLeaderElection reports that the cache runs on every replica.
+func (c *Cache) NeedLeaderElection() bool { return false }
+
+// Start runs the informers built so far, and those built later, until ctx
+// ends; then it stops them and returns once they have stopped. A second
+// call is an error.
+func (c *Cache) Start(ctx context.Context) error {
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return errors.New("informer already started") //nolint:staticcheck // controller-runtime's words
+	}
+	c.started = true
+	c.ctx = ctx
+	for _, e := range c.entries {
+		c.startEntry(e)
+	}
+	close(c.startWait)
+	c.mu.Unlock()
+
+	<-ctx.Done()
+
+	c.mu.Lock()
+	c.stopped = true // no informer starts from now on
+	factories := c.factories
+	c.mu.Unlock()
+	close(c.done)
+	for _, f := range factories {
+		f.Shutdown()
+	}
+	c.custom.Wait()
+	return nil
+}
+
+// WaitForCacheSync waits until Start has run and every informer has
+// synced; it returns false if ctx ends first.
+func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
+	select {
+	case <-c.startWait:
+	case <-ctx.Done():
+		return false
+	}
+	c.mu.RLock()
+	synced := make([]func() bool, 0, len(c.entries))
+	for _, e := range c.entries {
+		synced = append(synced, e.informer.HasSynced)
+	}
+	c.mu.RUnlock()
+	return waitForSync(ctx, synced...)
+}

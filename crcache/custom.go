@@ -1,0 +1,89 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package crcache
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/schemetype"
+)
+
+// customInformer builds the informer of one slot with the caller's
+// [cache.Options].NewInformer, which takes a ListerWatcher: the cache
+// lists and watches as controller-runtime does and runs the informer
+// itself, as no factory can run an informer it did not build.
+func (c *Cache) customInformer(key entryKey, mapping *meta.RESTMapping, s slot, obj runtime.Object) (toolscache.SharedIndexInformer, error) {
+	var requests func(namespace string) listwatch.Requests
+	switch key.form {
+	case formUnstructured:
+		resource := c.dynamic.Resource(mapping.Resource)
+		requests = func(ns string) listwatch.Requests {
+			r := resource.Namespace(ns)
+			return listwatch.Requests{
+				List:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return r.List(ctx, o) },
+				Watch: r.Watch,
+			}
+		}
+	case formMetadata:
+		resource := c.metadata.Resource(mapping.Resource)
+		requests = func(ns string) listwatch.Requests {
+			r := resource.Namespace(ns)
+			return listwatch.Requests{
+				List:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return r.List(ctx, o) },
+				Watch: r.Watch,
+			}
+		}
+	default:
+		var err error
+		requests, err = schemetype.Requests(c.config.restConfig, c.config.httpClient, c.config.scheme, key.gvk, mapping.Resource)
+		if err != nil {
+			return nil, err
+		}
+	}
+	namespace := ""
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		namespace = s.requestNamespace()
+	}
+	lw := &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			s.config.tweak(&opts)
+			return requests(namespace).List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			s.config.tweak(&opts)
+			return requests(namespace).Watch(ctx, opts)
+		},
+	}
+	informer := c.config.newInformer(lw, obj, jitter(s.config.syncPeriod), toolscache.Indexers{
+		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc,
+	})
+	transform := s.config.transform
+	if key.form == formMetadata {
+		transform = withGVK(key.gvk, transform)
+	}
+	if err := informer.SetTransform(transform); err != nil {
+		return nil, err
+	}
+	return informer, nil
+}

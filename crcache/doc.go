@@ -1,0 +1,35 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package crcache is controller-runtime's cache, backed by this module's
+// informers: a drop-in for sigs.k8s.io/controller-runtime/pkg/cache.New that
+// an operator's manager takes in one line,
+//
+//	mgr, err := manager.New(cfg, manager.Options{NewCache: crcache.New})
+//
+// [New] takes every field of [cache.Options] and behaves as
+// controller-runtime's cache does: the same Get and List (selectors, field
+// indexes, Limit, deep copies), the same informers of structured,
+// unstructured and metadata-only objects, and the same errors. Each
+// informer it builds is an informer of a [informers.Factory], so that what
+// the factory adds (lean caches, the stalled-stream fallback, readiness that
+// says why, metrics) applies to it; [NewCache] takes the factory's options
+// for that.
+//
+// Structured objects of any Go type registered in the scheme, the
+// operator's own kubebuilder types included, are decoded once into their Go
+// type, as controller-runtime does.
+package crcache

@@ -1,0 +1,312 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package crcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// Get reads the object of key into out from the cache, building and
+// starting the informer of out's kind first unless
+// ReaderFailOnMissingInformer. It waits for that informer to sync.
+func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object, opts ...client.GetOption) error {
+	gvk, err := apiutil.GVKForObject(out, c.config.scheme)
+	if err != nil {
+		return err
+	}
+	e, started, err := c.getEntry(ctx, gvk, out, c.config.readerFailOnMissingInformer, true)
+	if err != nil {
+		return err
+	}
+	if !started {
+		return &cache.ErrCacheNotStarted{}
+	}
+	if !e.namespaced {
+		key.Namespace = ""
+	}
+	si := e.slotOf(key.Namespace)
+	if si == nil {
+		return fmt.Errorf("unable to get: %v because of unknown namespace for the cache", key)
+	}
+	var getOpts client.GetOptions
+	getOpts.ApplyOptions(opts)
+	storeKey := key.Name
+	if key.Namespace != "" {
+		storeKey = key.Namespace + "/" + key.Name
+	}
+	item, exists, err := si.informer.GetIndexer().GetByKey(storeKey)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, key.Name)
+	}
+	obj, ok := item.(runtime.Object)
+	if !ok {
+		return fmt.Errorf("cache contained %T, which is not an Object", item)
+	}
+	copied := !si.config.unsafeDisableDeepCopy && !derefTrue(getOpts.UnsafeDisableDeepCopy)
+	if copied {
+		obj = obj.DeepCopyObject()
+	}
+	outVal, objVal := reflect.ValueOf(out), reflect.ValueOf(obj)
+	if !objVal.Type().AssignableTo(outVal.Type()) {
+		return fmt.Errorf("cache had type %s, but %s was asked for", objVal.Type(), outVal.Type())
+	}
+	reflect.Indirect(outVal).Set(reflect.Indirect(objVal))
+	if copied {
+		out.GetObjectKind().SetGroupVersionKind(gvk)
+	}
+	return nil
+}
+
+// List reads the objects of list's kind that match opts into list, as Get
+// reads one. A field selector must be exact matches on fields indexed with
+// IndexField; a continue token is an error; Limit caps the items.
+func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	var listOpts client.ListOptions
+	listOpts.ApplyOptions(opts)
+	if listOpts.Continue != "" {
+		return errors.New("continue list option is not supported by the cache")
+	}
+	gvk, err := apiutil.GVKForObject(list, c.config.scheme)
+	if err != nil {
+		return err
+	}
+	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	var obj runtime.Object
+	switch list.(type) {
+	case runtime.Unstructured:
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		obj = u
+	case *metav1.PartialObjectMetadataList:
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(gvk)
+		obj = m
+	default:
+		if obj, err = c.config.scheme.New(gvk); err != nil {
+			return err
+		}
+	}
+	e, started, err := c.getEntry(ctx, gvk, obj, c.config.readerFailOnMissingInformer, true)
+	if err != nil {
+		return err
+	}
+	if !started {
+		return &cache.ErrCacheNotStarted{}
+	}
+	slots := e.slots
+	if e.namespaced && listOpts.Namespace != "" {
+		si := e.slotOf(listOpts.Namespace)
+		if si == nil {
+			return fmt.Errorf("unable to list: %v because of unknown namespace for the cache", listOpts.Namespace)
+		}
+		slots = []*slotInformer{si}
+	} else if !e.namespaced {
+		listOpts.Namespace = ""
+	}
+	var items []runtime.Object
+	for _, si := range slots {
+		more, err := si.list(gvk, &listOpts, int64(len(items)))
+		if err != nil {
+			return err
+		}
+		items = append(items, more...)
+	}
+	if err := meta.SetList(list, items); err != nil {
+		return err
+	}
+	list.SetContinue("continue-not-supported")
+	return nil
+}
+
+// slotOf is the slot that holds namespace's objects: the slot of that
+// namespace, else the one of every namespace (not configured otherwise),
+// else none.
+func (e *entry) slotOf(namespace string) *slotInformer {
+	var all *slotInformer
+	for _, si := range e.slots {
+		switch si.namespace {
+		case namespace:
+			return si
+		case metav1.NamespaceAll:
+			all = si
+		}
+	}
+	return all
+}
+
+// list returns the slot's objects that match opts, at most opts.Limit
+// less have (when Limit is set).
+func (si *slotInformer) list(gvk schema.GroupVersionKind, opts *client.ListOptions, have int64) ([]runtime.Object, error) {
+	indexer := si.informer.GetIndexer()
+	var objs []any
+	var err error
+	switch {
+	case opts.FieldSelector != nil:
+		if !exactMatches(opts.FieldSelector) {
+			return nil, errors.New("non-exact field matches are not supported by the cache")
+		}
+		objs, err = byIndexes(indexer, opts.FieldSelector.Requirements(), opts.Namespace)
+	case opts.Namespace != "":
+		objs, err = indexer.ByIndex(toolscache.NamespaceIndex, opts.Namespace)
+	default:
+		objs = indexer.List()
+	}
+	if err != nil {
+		return nil, err
+	}
+	copied := !si.config.unsafeDisableDeepCopy && !derefTrue(opts.UnsafeDisableDeepCopy)
+	out := make([]runtime.Object, 0, len(objs))
+	for _, item := range objs {
+		if opts.Limit > 0 && have+int64(len(out)) >= opts.Limit {
+			break
+		}
+		obj, ok := item.(runtime.Object)
+		if !ok {
+			return nil, fmt.Errorf("cache contained %T, which is not an Object", item)
+		}
+		if opts.LabelSelector != nil {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return nil, err
+			}
+			if !opts.LabelSelector.Matches(labels.Set(m.GetLabels())) {
+				continue
+			}
+		}
+		if copied {
+			obj = obj.DeepCopyObject()
+			obj.GetObjectKind().SetGroupVersionKind(gvk)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+// exactMatches is whether sel is one or more field equalities, the only
+// selectors an index answers.
+func exactMatches(sel fields.Selector) bool {
+	reqs := sel.Requirements()
+	if len(reqs) == 0 {
+		return false
+	}
+	for _, r := range reqs {
+		if r.Operator != selection.Equals && r.Operator != selection.DoubleEquals {
+			return false
+		}
+	}
+	return true
+}
+
+// byIndexes returns the objects whose indexes of IndexField match every
+// requirement, in namespace ("" for all).
+func byIndexes(indexer toolscache.Indexer, reqs fields.Requirements, namespace string) ([]any, error) {
+	objs, err := indexer.ByIndex(fieldIndexName(reqs[0].Field), indexKey(namespace, reqs[0].Value))
+	if err != nil || len(objs) == 0 {
+		return nil, err
+	}
+	indexers := indexer.GetIndexers()
+	for _, r := range reqs[1:] {
+		name, want := fieldIndexName(r.Field), indexKey(namespace, r.Value)
+		index, ok := indexers[name]
+		if !ok {
+			return nil, fmt.Errorf("index with name %s does not exist", name)
+		}
+		kept := objs[:0:0]
+		for _, obj := range objs {
+			values, err := index(obj)
+			if err != nil {
+				return nil, err
+			}
+			if slices.Contains(values, want) {
+				kept = append(kept, obj)
+			}
+		}
+		if len(kept) == 0 {
+			return nil, nil
+		}
+		objs = kept
+	}
+	return objs, nil
+}
+
+// IndexField indexes obj's kind by field, with the values extractValue
+// returns, so that List can select on field; it builds the informer, but
+// does not wait for it to sync.
+func (c *Cache) IndexField(ctx context.Context, obj client.Object, field string, extractValue client.IndexerFunc) error {
+	informer, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+	if err != nil {
+		return err
+	}
+	return informer.AddIndexers(toolscache.Indexers{fieldIndexName(field): func(raw any) ([]string, error) {
+		obj, ok := raw.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("object of type %T is not an Object", raw)
+		}
+		// Every value is indexed in the object's namespace and across all
+		// namespaces, so that a List in one namespace and a List of all
+		// both find it.
+		ns := obj.GetNamespace()
+		values := extractValue(obj)
+		keys := make([]string, 0, 2*len(values))
+		for _, v := range values {
+			keys = append(keys, indexKey(ns, v))
+		}
+		if ns != "" {
+			for _, v := range values {
+				keys = append(keys, indexKey("", v))
+			}
+		}
+		return keys, nil
+	}})
+}
+
+// fieldIndexName is the name of IndexField's index of field, as
+// controller-runtime names it.
+func fieldIndexName(field string) string { return "field:" + field }
+
+// indexKey is the key of value in namespace's part of a field index; ""
+// is every namespace's.
+func indexKey(namespace, value string) string {
+	if namespace == "" {
+		namespace = "__all_namespaces"
+	}
+	return namespace + "/" + value
+}
+
+func derefTrue(b *bool) bool { return b != nil && *b }
