@@ -27,7 +27,8 @@ import (
 // discovery makes the informer wait) and internal/served (discovery,
 // polled only while an informer waits); internal/informer/absence.go
 // reports the state to Ready, SyncStatus, Notices, WaitForCacheSync, the
-// log and the metrics.
+// log and the metrics. The option also makes an informer retry a 403
+// itself (internal/listwatch/forbidden.go).
 
 // WithAPIDiscovery makes the factory's informers follow the resources the
 // server serves. An informer of a resource the server does not serve (a
@@ -52,6 +53,14 @@ import (
 // discovery for the resource's group version, only while an informer
 // waits for it: every 500 ms at first, growing to every 5 s. A served
 // resource costs nothing. See docs/api-discovery.md.
+//
+// It also bounds the retry of a forbidden list or watch (403: a grant not
+// given yet, or revoked). The informer retries the request itself, after
+// 1 s, doubling to at most 10 s (plus up to a tenth at random), where
+// client-go's reflector backs off to up to a minute and logs each
+// failure; it logs one line when its requests become forbidden and one
+// when they are permitted again, and [Factory.Ready] names the 403
+// meanwhile.
 //
 // It needs the factory's kubernetes.Interface, whose discovery client it
 // asks: with [WithoutClientset] it is an error from [New]. The client-go

@@ -108,7 +108,7 @@ limitations under the License.
 //
 //	dynamicinformer          drop-in for client-go's dynamic/dynamicinformer, over this factory
 //	metadatainformer         drop-in for client-go's metadata/metadatainformer, over this factory
-//	informertest             the test kit for controllers on fake clients: Settle, StampResourceVersions, Faults
+//	informertest             the test kit for controllers on fake clients: Settle, StampResourceVersions, Faults, ServeWatchList
 //	gensupport               what kubeinformers-gen's output for a user's own API types builds on: Bind, Kind, TypedResource
 //	sharding                 shard selectors and the Lease-based membership
 //	readyourwrites           Writes: records a controller's writes and waits for the informers to reflect them
@@ -118,10 +118,14 @@ limitations under the License.
 //	internal/multinamespace  the composite informer over several namespaces
 //	internal/shard           the shard sources (fixed, or moved by a membership) and each informer's shard
 //	internal/lean            the lean-memory engine: dropping, interning, sharing
+//	internal/projection      the projection of ResourceOptions.KeepFields: by Go field, on protobuf bytes, on unstructured maps
 //	internal/meter           what an informer and a sharded factory report into under a metrics provider
 //	internal/accessor        the per-kind logic the generated accessors bind to
 //	internal/binding         a bound typed resource, as the factory and gensupport both see it
 //	internal/gvrfactory      client-go's dynamic and metadata factory contract, over the Root a drop-in hands it
+//	internal/served          whether the server serves a resource: one discovery poller per group version while informers wait (WithAPIDiscovery)
+//	internal/schemetype      the typed informers of Go types known only to a runtime.Scheme, as bindings (crcache)
+//	internal/wake            Signal: the one way to wake every goroutine that waits for a change
 //	internal/rvwait          waiting until an informer's caches reflect a resource version or a deletion
 //	internal/settle          how informertest.Settle follows an informer over a fake client: watch stream markers, handler wrappers
 //
