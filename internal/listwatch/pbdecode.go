@@ -26,8 +26,6 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -439,7 +437,7 @@ func layoutOf(t reflect.Type) layout {
 	var meta, items reflect.Type
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		switch num := protobufField(f.Tag.Get("protobuf")); num {
+		switch num := projection.ProtobufNumber(f.Tag.Get("protobuf")); num {
 		case fieldObjectMeta:
 			meta = f.Type
 		case fieldListItems:
@@ -454,18 +452,6 @@ func layoutOf(t reflect.Type) layout {
 		return layoutList
 	}
 	return layoutOther
-}
-
-// protobufField returns the field number of a `protobuf:"bytes,N,..."` tag,
-// or 0.
-func protobufField(tag string) int {
-	_, rest, _ := strings.Cut(tag, ",")
-	num, _, _ := strings.Cut(rest, ",")
-	n, err := strconv.Atoi(num)
-	if err != nil {
-		return 0
-	}
-	return n
 }
 
 // stripMessage cuts what d leaves out of the message b of type t, in

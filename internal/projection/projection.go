@@ -507,9 +507,10 @@ func (p *structPlan) project(v reflect.Value) {
 	}
 }
 
-// protobufNumber returns the field number of a `protobuf:"bytes,N,..."`
-// tag, or 0.
-func protobufNumber(tag string) int {
+// ProtobufNumber returns the field number of a `protobuf:"bytes,N,..."`
+// struct tag, or 0: how a generated Go type names its protobuf fields.
+// internal/listwatch reads objects' and lists' layouts with it too.
+func ProtobufNumber(tag string) int {
 	_, rest, _ := strings.Cut(tag, ",")
 	num, _, _ := strings.Cut(rest, ",")
 	n, err := strconv.Atoi(num)

@@ -163,3 +163,18 @@ func BenchmarkProjectDecoded(b *testing.B) {
 		}
 	})
 }
+
+func TestProtobufNumber(t *testing.T) {
+	for tag, want := range map[string]int{
+		`bytes,1,opt,name=metadata`: 1,
+		`bytes,2,rep,name=items`:    2,
+		`varint,14,opt,name=x`:      14,
+		`bytes`:                     0,
+		``:                          0,
+		`bytes,x,opt`:               0,
+	} {
+		if got := ProtobufNumber(tag); got != want {
+			t.Errorf("ProtobufNumber(%q) = %d, want %d", tag, got, want)
+		}
+	}
+}

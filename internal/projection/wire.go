@@ -41,7 +41,7 @@ func newWirePlan(st reflect.Type, n *node) *wirePlan {
 	p := &wirePlan{}
 	for i, c := range n.fields {
 		f := st.Field(i)
-		num := protobufNumber(f.Tag.Get("protobuf"))
+		num := ProtobufNumber(f.Tag.Get("protobuf"))
 		if num <= 0 {
 			continue
 		}
