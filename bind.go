@@ -17,14 +17,13 @@ limitations under the License.
 package informers
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
 
 	"github.com/kubeinformers/informers/internal/binding"
-	"github.com/kubeinformers/informers/sharding"
+	"github.com/kubeinformers/informers/internal/optcheck"
 )
 
 // This file is the factory's side of binding typed resources of API groups
@@ -36,62 +35,22 @@ import (
 
 var _ binding.Host = &sharedInformerFactory{}
 
-// BindResource implements binding.Host: it binds r to the factory, refused
-// with clientErr if that is set, and with what r's scope tells about the
-// options given for it.
+// BindResource implements binding.Host: it binds r to the factory
+// (binding.Table.Bind), refused with clientErr if that is set, and with
+// what r's scope tells about the options given for it.
 func (f *sharedInformerFactory) BindResource(r *binding.Resource, clientErr error) (*binding.Resource, error) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
-	if isBuiltIn(r.Resource) {
-		return nil, fmt.Errorf("%v: it is a built-in resource, which the factory serves already", r.Resource)
-	}
-	if prev := f.bindings.Bound(r.Resource); prev != nil {
-		return f.bindings.Add(r) // the same binding again, or a conflict
-	}
-	if f.byType[r.Type] != nil && f.bindings.BoundType(r.Type) == nil {
-		return nil, fmt.Errorf("%v: an informer of %v was built by InformerFor before the binding; bind before requesting informers", r.Resource, r.Type)
-	}
-	var refusals []error
-	if clientErr != nil {
-		refusals = append(refusals, clientErr)
-	}
-	if err := f.checkScope(r); err != nil {
-		refusals = append(refusals, fmt.Errorf("not started: %w", err))
-	}
-	var err error
-	if len(refusals) > 0 {
-		r.Refused = errors.Join(refusals...)
-		err = fmt.Errorf("%v: %w", r.Resource, r.Refused)
-	}
-	if _, addErr := f.bindings.Add(r); addErr != nil {
-		return nil, addErr
-	}
-	return r, err
+	return f.bindings.Bind(r, isBuiltIn(r.Resource), f.byType[r.Type] != nil, clientErr, f.checkScope)
 }
 
 // checkScope says what is wrong with the options of a bound resource that
 // only its scope tells, as checkResourceOptions does for built-in ones.
 func (f *sharedInformerFactory) checkScope(r *binding.Resource) error {
-	if r.Namespaced {
-		return nil
+	if ro, ok := f.resourceOptions[r.Resource]; ok && !r.Namespaced {
+		return optcheck.ClusterScoped(ro.Namespaces, ro.ShardSelector)
 	}
-	ro, ok := f.resourceOptions[r.Resource]
-	if !ok {
-		return nil
-	}
-	var errs []error
-	if len(ro.Namespaces) > 0 {
-		errs = append(errs, fmt.Errorf("WithResourceOptions: namespaces %q set on a cluster-scoped resource", ro.Namespaces))
-	}
-	if sel := ro.ShardSelector; sel != nil {
-		for _, req := range sel.Requirements() {
-			if req.Key == string(sharding.FieldNamespace) {
-				errs = append(errs, fmt.Errorf("WithResourceOptions: shard %s: a cluster-scoped resource cannot be sharded by namespace", sel))
-				break
-			}
-		}
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // boundType returns the binding of a Go type, or nil.

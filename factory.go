@@ -250,13 +250,7 @@ func NewFilteredSharedInformerFactory(client kubernetes.Interface, defaultResync
 func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) SharedInformerFactory {
 	f := newFactory(client, defaultResync, options)
 	f.clientGoNamespace = true
-	for _, e := range f.optionErrs {
-		if e.refuses != nil {
-			klog.Background().Error(e.err, "Invalid informer factory option: the informers it narrows will not run")
-		} else {
-			klog.Background().Error(e.err, "Ignoring an invalid informer factory option")
-		}
-	}
+	f.optionErrs.Log(klog.Background()) // internal/optcheck
 	return f
 }
 
@@ -280,7 +274,7 @@ func New(client kubernetes.Interface, defaultResync time.Duration, options ...Sh
 	if defaultResync < 0 {
 		errs = append(errs, fmt.Errorf("the default resync period %v is negative", defaultResync))
 	}
-	if err := errors.Join(append(errs, f.errs()...)...); err != nil {
+	if err := errors.Join(append(errs, f.optionErrs.All()...)...); err != nil {
 		return nil, fmt.Errorf("informers: %w", err)
 	}
 	return f, nil

@@ -82,10 +82,10 @@ func (f *sharedInformerFactory) namespacesChangeable() error {
 		return fmt.Errorf("the factory's namespace options are invalid (WithNamespace and WithNamespaces both given)")
 	case len(f.namespaces) > 0:
 		return nil
-	case f.refusal(schema.GroupVersionResource{}, true) != nil:
+	case f.optionErrs.Refusal(schema.GroupVersionResource{}, true) != nil:
 		// An invalid WithNamespaces, say: the namespaced informers do
 		// not run, and a new set must not make them.
-		return fmt.Errorf("an invalid option keeps the factory's informers from running: %w", f.refusal(schema.GroupVersionResource{}, true))
+		return fmt.Errorf("an invalid option keeps the factory's informers from running: %w", f.optionErrs.Refusal(schema.GroupVersionResource{}, true))
 	case !f.namespaceSet || f.namespace == "":
 		return errors.New("the factory watches all namespaces (built with neither WithNamespaces nor WithNamespace); build it with WithNamespaces to change them at run time")
 	case f.clientGoNamespace:

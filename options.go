@@ -32,6 +32,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/multinamespace"
+	"github.com/kubeinformers/informers/internal/optcheck"
 	"github.com/kubeinformers/informers/internal/served"
 	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/internalinterfaces"
@@ -96,63 +97,27 @@ type factoryOptions struct {
 	apiDiscovery bool
 	discovery    *served.Checker
 
-	// optionErrs collects what the options found wrong. New returns them;
-	// the client-go compatible constructors log them, and refuse to run
-	// the informers an invalid narrowing option was meant for.
-	optionErrs []optionError
-}
-
-// optionError is an invalid option value.
-//
-// Fail closed: an option that narrows what informers list (namespaces,
-// selectors, shards) must never widen it when its value is bad. New
-// returns every optionError. The client-go compatible constructors, which
-// cannot return an error, log it; for client-go's own options they then
-// behave as client-go does, but an informer that an invalid narrowing
-// option was meant for does not run at all: it makes no request, never
-// syncs, and Ready and WaitForCacheSync name it with the error.
-type optionError struct {
-	err error
-	// refuses reports whether the informer of resource (namespaced or
-	// not) must not run because of err; nil for client-go's options.
-	refuses func(resource schema.GroupVersionResource, namespaced bool) bool
+	// optionErrs collects what the options found wrong (internal/optcheck:
+	// fail closed). New returns them; the client-go compatible
+	// constructors log them, and refuse to run the informers an invalid
+	// narrowing option was meant for.
+	optionErrs optcheck.Errors
 }
 
 // invalid records an error of one of client-go's own options.
-func (o *factoryOptions) invalid(err error) {
-	o.optionErrs = append(o.optionErrs, optionError{err: err})
-}
+func (o *factoryOptions) invalid(err error) { o.optionErrs.Invalid(err) }
 
 // invalidNarrowing records an error of an option that narrows what
 // informers list; the informers refuses selects will not run.
-func (o *factoryOptions) invalidNarrowing(err error, refuses func(schema.GroupVersionResource, bool) bool) {
-	o.optionErrs = append(o.optionErrs, optionError{err: err, refuses: refuses})
-}
-
-// errs returns the errors the options found.
-func (o *factoryOptions) errs() []error {
-	out := make([]error, 0, len(o.optionErrs))
-	for _, e := range o.optionErrs {
-		out = append(out, e.err)
-	}
-	return out
-}
-
-// Which informers an invalid narrowing option refuses.
-var (
-	everyInformer       = func(schema.GroupVersionResource, bool) bool { return true }
-	namespacedInformers = func(_ schema.GroupVersionResource, namespaced bool) bool { return namespaced }
-)
-
-func informersOf(resource schema.GroupVersionResource) func(schema.GroupVersionResource, bool) bool {
-	return func(r schema.GroupVersionResource, _ bool) bool { return r == resource }
+func (o *factoryOptions) invalidNarrowing(err error, refuses optcheck.Refuses) {
+	o.optionErrs.Narrowing(err, refuses)
 }
 
 // checkFactoryOptions checks what only the whole set of options can tell;
 // newFactory calls it once every option has run.
 func (f *sharedInformerFactory) checkFactoryOptions() {
 	if len(f.namespaces) > 0 && f.namespaceSet {
-		f.invalidNarrowing(fmt.Errorf("WithNamespace(%q) and WithNamespaces(%q) both given: use one", f.namespace, f.namespaces), namespacedInformers)
+		f.invalidNarrowing(fmt.Errorf("WithNamespace(%q) and WithNamespaces(%q) both given: use one", f.namespace, f.namespaces), optcheck.Namespaced)
 	}
 	f.checkDynamicBuiltIns()
 	// Options for a resource that is not built in are not checked against
@@ -223,7 +188,7 @@ func WithNamespace(namespace string) SharedInformerOption {
 func WithNamespaces(namespaces ...string) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		if err := multinamespace.Check(namespaces); err != nil {
-			factory.invalidNarrowing(fmt.Errorf("WithNamespaces(%q): %w", namespaces, err), namespacedInformers)
+			factory.invalidNarrowing(fmt.Errorf("WithNamespaces(%q): %w", namespaces, err), optcheck.Namespaced)
 			return factory
 		}
 		factory.namespaces = slices.Clone(namespaces)

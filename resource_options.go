@@ -23,17 +23,14 @@ import (
 	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/binding"
-	"github.com/kubeinformers/informers/internal/multinamespace"
+	"github.com/kubeinformers/informers/internal/optcheck"
 	"github.com/kubeinformers/informers/internal/projection"
 	"github.com/kubeinformers/informers/internalinterfaces"
-	"github.com/kubeinformers/informers/sharding"
 )
 
 // ResourceOptions configures the informers of one resource, in every form:
@@ -114,11 +111,11 @@ func WithResourceOptions(resource schema.GroupVersionResource, options ResourceO
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		errs := checkResourceOptions(resource, options)
 		if _, dup := factory.resourceOptions[resource]; dup {
-			factory.invalidNarrowing(fmt.Errorf("WithResourceOptions(%v): given twice", resource), informersOf(resource))
+			factory.invalidNarrowing(fmt.Errorf("WithResourceOptions(%v): given twice", resource), optcheck.Of(resource))
 			return factory
 		}
 		if len(errs) > 0 {
-			factory.invalidNarrowing(fmt.Errorf("WithResourceOptions(%v): %w", resource, errors.Join(errs...)), informersOf(resource))
+			factory.invalidNarrowing(fmt.Errorf("WithResourceOptions(%v): %w", resource, errors.Join(errs...)), optcheck.Of(resource))
 			return factory
 		}
 		if factory.resourceOptions == nil {
@@ -132,57 +129,15 @@ func WithResourceOptions(resource schema.GroupVersionResource, options ResourceO
 }
 
 // checkResourceOptions says what is wrong with the options of resource,
-// as far as can be told without the rest of the factory's options.
+// as far as can be told without the rest of the factory's options
+// (internal/optcheck).
 func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOptions) []error {
-	var errs []error
-	builtIn, namespaced, hint := isBuiltIn(resource), IsNamespaced(resource), binding.Suggest(resource, supportedResources)
-	if builtIn {
-		if len(o.Namespaces) > 0 && !namespaced {
-			errs = append(errs, fmt.Errorf("namespaces %q set on a cluster-scoped resource", o.Namespaces))
-		}
-	} else if err := binding.ValidateResource(resource); err != nil {
-		errs = append(errs, err)
-	} else if hint != "" {
-		errs = append(errs, fmt.Errorf("not a known resource%s", hint))
-	}
-	if o.Namespaces != nil {
-		if err := multinamespace.Check(o.Namespaces); err != nil {
-			errs = append(errs, fmt.Errorf("namespaces: %w", err))
-		}
-	}
-	if _, err := labels.Parse(o.LabelSelector); err != nil {
-		errs = append(errs, fmt.Errorf("LabelSelector %q: %w", o.LabelSelector, err))
-	}
-	if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
-		errs = append(errs, fmt.Errorf("FieldSelector %q: %w", o.FieldSelector, err))
-	}
-	if sel := o.ShardSelector; sel != nil && builtIn && !namespaced {
-		for _, r := range sel.Requirements() {
-			if r.Key == string(sharding.FieldNamespace) {
-				errs = append(errs, fmt.Errorf("shard %s: a cluster-scoped resource cannot be sharded by namespace", sel))
-				break
-			}
-		}
-	}
-	if o.Protobuf && !builtIn {
-		errs = append(errs, errors.New("field Protobuf: only built-in resources are served in protobuf to typed informers; dynamic, metadata and custom resources stay on JSON"))
-	}
-	if err := projection.CheckResource(typeResources, resource, o.KeepFields); err != nil {
-		errs = append(errs, err)
-	}
-	if err := checkListMode(o.ListMode); err != nil {
-		errs = append(errs, fmt.Errorf("ListMode: %w", err))
-	}
-	if o.ResyncPeriod < 0 {
-		errs = append(errs, fmt.Errorf("ResyncPeriod %v is negative", o.ResyncPeriod))
-	}
-	if _, ok := o.Indexers[cache.NamespaceIndex]; ok {
-		errs = append(errs, fmt.Errorf("indexers: %q is the namespace index every informer already has", cache.NamespaceIndex))
-	}
-	for name, fn := range o.Indexers {
-		if fn == nil {
-			errs = append(errs, fmt.Errorf("indexers: the index function %q is nil", name))
-		}
-	}
-	return errs
+	return optcheck.Resource{
+		Resource: resource, BuiltIn: isBuiltIn(resource), Namespaced: IsNamespaced(resource),
+		Hint:       binding.Suggest(resource, supportedResources),
+		Namespaces: o.Namespaces, LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
+		ShardSelector: o.ShardSelector, Protobuf: o.Protobuf, ResyncPeriod: o.ResyncPeriod, Indexers: o.Indexers,
+		KeepFields: projection.CheckResource(typeResources, resource, o.KeepFields),
+		ListMode:   checkListMode(o.ListMode),
+	}.Check()
 }

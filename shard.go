@@ -20,10 +20,10 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 
 	"github.com/kubeinformers/informers/internal/informer"
+	"github.com/kubeinformers/informers/internal/optcheck"
 	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/sharding"
 )
@@ -70,7 +70,7 @@ func WithShardSelector(shardSelector apisharding.Selector) SharedInformerOption 
 		if shardSelector != nil {
 			option = fmt.Sprintf("WithShardSelector(%q)", shardSelector.String())
 		}
-		factory.setShard(option, shard.Static(shardSelector, false, 0), everyInformer)
+		factory.setShard(option, shard.Static(shardSelector, false, 0), optcheck.Every)
 		return factory
 	}
 }
@@ -92,8 +92,8 @@ func WithShardSelector(shardSelector apisharding.Selector) SharedInformerOption 
 // shard runs.
 func WithShard(field sharding.Field, index, count int) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
-		option := fmt.Sprintf("WithShard(%s, %d, %d)", fieldName(field), index, count)
-		refuses := shardedInformers(field)
+		option := fmt.Sprintf("WithShard(%s, %d, %d)", optcheck.FieldName(field), index, count)
+		refuses := optcheck.Sharded(field)
 		sel, err := sharding.ForShard(field, index, count)
 		if err != nil {
 			factory.invalidNarrowing(fmt.Errorf("%s: %w", option, err), refuses)
@@ -137,7 +137,7 @@ func WithShard(field sharding.Field, index, count int) SharedInformerOption {
 func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
 		const option = "WithShardMembership"
-		refuses := shardedInformers(field)
+		refuses := optcheck.Sharded(field)
 		if m == nil {
 			factory.invalidNarrowing(errors.New("WithShardMembership: the *sharding.Membership is nil"), refuses)
 			return factory
@@ -158,31 +158,11 @@ func WithShardMembership(m *sharding.Membership, field sharding.Field) SharedInf
 // setShard makes src (nil: no sharding) the factory-wide shard, given by
 // option. A second shard option is an error: combining two would either
 // widen or silently narrow what the first asked for.
-func (o *factoryOptions) setShard(option string, src *shard.Source, refuses func(schema.GroupVersionResource, bool) bool) bool {
+func (o *factoryOptions) setShard(option string, src *shard.Source, refuses optcheck.Refuses) bool {
 	if o.shardOption != "" {
 		o.invalidNarrowing(fmt.Errorf("%s: the factory is already sharded by %s; give one of WithShardSelector, WithShard and WithShardMembership", option, o.shardOption), refuses)
 		return false
 	}
 	o.shardOption, o.shard = option, src
 	return true
-}
-
-// shardedInformers are the informers a shard on field applies to: all of
-// them, but only the namespaced ones for the namespace hash.
-func shardedInformers(field sharding.Field) func(schema.GroupVersionResource, bool) bool {
-	if field == sharding.FieldNamespace {
-		return namespacedInformers
-	}
-	return everyInformer
-}
-
-// fieldName names field in errors as a caller writes it.
-func fieldName(field sharding.Field) string {
-	switch field {
-	case sharding.FieldUID:
-		return "sharding.FieldUID"
-	case sharding.FieldNamespace:
-		return "sharding.FieldNamespace"
-	}
-	return fmt.Sprintf("%q", field)
 }

@@ -25,7 +25,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/informer"
@@ -89,7 +88,7 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 		},
 	}
 	lw := &s.ListWatch
-	s.Refused = f.refusal(resource, req.namespaced)
+	s.Refused = f.optionErrs.Refusal(resource, req.namespaced) // internal/optcheck
 	if req.refused != nil {
 		s.Refused = errors.Join(req.refused, s.Refused)
 	}
@@ -178,19 +177,4 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 	}
 	s.Finish(followsMembership) // internal/informer/spec.go
 	return s
-}
-
-// refusal joins the errors of the invalid narrowing options meant for the
-// informers of resource, or returns nil.
-func (f *sharedInformerFactory) refusal(resource schema.GroupVersionResource, namespaced bool) error {
-	var errs []error
-	for _, e := range f.optionErrs {
-		if e.refuses != nil && e.refuses(resource, namespaced) {
-			errs = append(errs, e.err)
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("not started: an invalid option would have widened what it lists: %w", errors.Join(errs...))
 }

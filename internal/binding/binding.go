@@ -126,6 +126,40 @@ func (t *Table) Add(r *Resource) (*Resource, error) {
 	return r, nil
 }
 
+// Bind binds r for its factory: not a built-in resource (builtIn), nor
+// the type of an informer InformerFor built before the binding
+// (typeBuilt). A resource bound before is Add's to answer. A new binding
+// is refused (Refused, and an error besides r) with clientErr, if set, and
+// with what scope, called only then, finds wrong with the options given
+// for it that only its scope tells.
+func (t *Table) Bind(r *Resource, builtIn, typeBuilt bool, clientErr error, scope func(*Resource) error) (*Resource, error) {
+	if builtIn {
+		return nil, fmt.Errorf("%v: it is a built-in resource, which the factory serves already", r.Resource)
+	}
+	if t.Bound(r.Resource) != nil {
+		return t.Add(r) // the same binding again, or a conflict
+	}
+	if typeBuilt && t.BoundType(r.Type) == nil {
+		return nil, fmt.Errorf("%v: an informer of %v was built by InformerFor before the binding; bind before requesting informers", r.Resource, r.Type)
+	}
+	var refusals []error
+	if clientErr != nil {
+		refusals = append(refusals, clientErr)
+	}
+	if err := scope(r); err != nil {
+		refusals = append(refusals, fmt.Errorf("not started: %w", err))
+	}
+	var err error
+	if len(refusals) > 0 {
+		r.Refused = errors.Join(refusals...)
+		err = fmt.Errorf("%v: %w", r.Resource, r.Refused)
+	}
+	if _, addErr := t.Add(r); addErr != nil {
+		return nil, addErr
+	}
+	return r, err
+}
+
 // Bound returns the binding of a resource, or nil.
 func (t *Table) Bound(resource schema.GroupVersionResource) *Resource { return t.byResource[resource] }
 

@@ -1,0 +1,129 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package optcheck
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/sharding"
+)
+
+var (
+	pods  = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	nodes = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+)
+
+// TestRefusal: each narrowing error refuses only the informers it selects;
+// client-go's own options refuse none.
+func TestRefusal(t *testing.T) {
+	var e Errors
+	e.Invalid(errors.New("plain"))
+	e.Narrowing(errors.New("ns"), Namespaced)
+	e.Narrowing(errors.New("pods only"), Of(pods))
+	if got := len(e.All()); got != 3 {
+		t.Fatalf("All: %d errors, want 3", got)
+	}
+	for _, c := range []struct {
+		resource   schema.GroupVersionResource
+		namespaced bool
+		want       []string
+		not        []string
+	}{
+		{pods, true, []string{"ns", "pods only"}, []string{"plain"}},
+		{nodes, false, nil, nil},
+		{nodes, true, []string{"ns"}, []string{"pods only", "plain"}},
+	} {
+		err := e.Refusal(c.resource, c.namespaced)
+		if c.want == nil {
+			if err != nil {
+				t.Errorf("Refusal(%v, %v) = %v, want nil", c.resource, c.namespaced, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), "not started: an invalid option would have widened what it lists: ") {
+			t.Fatalf("Refusal(%v, %v) = %v", c.resource, c.namespaced, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Refusal(%v, %v) = %q, want it to name %q", c.resource, c.namespaced, err, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(err.Error(), n) {
+				t.Errorf("Refusal(%v, %v) = %q names %q", c.resource, c.namespaced, err, n)
+			}
+		}
+	}
+	if Sharded(sharding.FieldNamespace)(nodes, false) || !Sharded(sharding.FieldUID)(nodes, false) {
+		t.Error("Sharded: the namespace hash must refuse only namespaced informers, the UID hash all")
+	}
+}
+
+// TestCheck: the checks of a resource's options, in order, and the
+// cluster-scoped ones a bound resource shares.
+func TestCheck(t *testing.T) {
+	nsShard, err := sharding.ForShard(sharding.FieldNamespace, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := Resource{
+		Resource: nodes, BuiltIn: true,
+		Namespaces: []string{"a"}, LabelSelector: "=bad=", ShardSelector: nsShard.APISelector(),
+		ListMode: errors.New("unknown"), ResyncPeriod: -1,
+		Indexers: cache.Indexers{cache.NamespaceIndex: nil},
+	}.Check()
+	want := []string{
+		`namespaces ["a"] set on a cluster-scoped resource`,
+		`LabelSelector "=bad="`,
+		"cannot be sharded by namespace",
+		"ListMode: unknown",
+		"ResyncPeriod -1ns is negative",
+		`"namespace" is the namespace index`,
+		`the index function "namespace" is nil`,
+	}
+	if len(errs) != len(want) {
+		t.Fatalf("Check: %d errors %q, want %d", len(errs), errs, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(errs[i].Error(), w) {
+			t.Errorf("error %d = %q, want %q", i, errs[i], w)
+		}
+	}
+	if errs := (Resource{Resource: pods, BuiltIn: true, Namespaced: true, Namespaces: []string{"a"}, ShardSelector: nsShard.APISelector()}).Check(); len(errs) != 0 {
+		t.Errorf("a namespaced resource's namespaces and namespace shard: %q", errs)
+	}
+	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	if errs := (Resource{Resource: widgets, Protobuf: true}).Check(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "field Protobuf") {
+		t.Errorf("Protobuf on a custom resource: %q", errs)
+	}
+
+	err = ClusterScoped([]string{"a"}, nsShard.APISelector())
+	if err == nil || strings.Count(err.Error(), "WithResourceOptions: ") != 2 {
+		t.Errorf("ClusterScoped = %v, want both errors, each naming WithResourceOptions", err)
+	}
+	if err := ClusterScoped(nil, nil); err != nil {
+		t.Errorf("ClusterScoped(nil, nil) = %v", err)
+	}
+	if got := FieldName(sharding.FieldUID); got != "sharding.FieldUID" {
+		t.Errorf("FieldName = %q", got)
+	}
+}
