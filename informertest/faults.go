@@ -28,6 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubeinformers/informers/internal/settle"
 )
 
 // Faults makes a fake client's list and watch requests fail the way a
@@ -47,8 +49,8 @@ type Faults struct {
 	mu        sync.Mutex
 	watches   map[schema.GroupVersionResource][]watch.Interface
 	forbidden map[schema.GroupVersionResource]bool
-	refused   map[schema.GroupVersionResource]int
-	changed   chan struct{}
+	// refused counts the requests refused, by resource.
+	refused settle.Counts
 }
 
 // NewFaults returns the faults of client, none of them active yet.
@@ -57,8 +59,6 @@ func NewFaults(client FakeClient) *Faults {
 		client:    client,
 		watches:   make(map[schema.GroupVersionResource][]watch.Interface),
 		forbidden: make(map[schema.GroupVersionResource]bool),
-		refused:   make(map[schema.GroupVersionResource]int),
-		changed:   make(chan struct{}),
 	}
 	client.PrependReactor("*", "*", f.react)
 	client.PrependWatchReactor("*", f.watch)
@@ -72,9 +72,7 @@ func (f *Faults) refuse(action clienttesting.Action) error {
 	if !f.forbidden[gvr] {
 		return nil
 	}
-	f.refused[gvr]++
-	close(f.changed)
-	f.changed = make(chan struct{})
+	f.refused.Add(gvr)
 	return apierrors.NewForbidden(gvr.GroupResource(), "", errors.New("informertest: Faults.Forbid"))
 }
 
@@ -181,18 +179,8 @@ func (f *Faults) Allow(resource schema.GroupVersionResource) {
 // before (recorded it for Ready, and backed off), so after the second
 // refusal the first is in [github.com/kubeinformers/informers.Factory.Ready].
 func (f *Faults) WaitRefused(ctx context.Context, resource schema.GroupVersionResource, n int) error {
-	for {
-		f.mu.Lock()
-		done, changed := f.refused[resource] >= n, f.changed
-		got := f.refused[resource]
-		f.mu.Unlock()
-		if done {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return fmt.Errorf("informertest: %d of %d requests for %v refused: %w", got, n, resource, context.Cause(ctx))
-		}
+	if got, err := f.refused.Wait(ctx, resource, n); err != nil {
+		return fmt.Errorf("informertest: %d of %d requests for %v refused: %w", got, n, resource, err)
 	}
+	return nil
 }

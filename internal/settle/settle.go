@@ -62,6 +62,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/wake"
 )
 
 // MarkerAnnotation is the annotation that makes an object a marker; its
@@ -157,10 +159,10 @@ type Informer struct {
 	example   runtime.Object
 
 	mu sync.Mutex
-	// changed is closed, and replaced, on every change a Settle may wait
-	// for: a stream that starts or ends, a marker seen, a handler
-	// removed, the informer stopped.
-	changed chan struct{}
+	// changed wakes the Settles on every change they may wait for: a
+	// stream that starts or ends, a marker seen, a handler removed, the
+	// informer stopped. It is broadcast with mu held.
+	changed wake.Signal
 	// cur is the stream markers go into; nil while there is none (the
 	// informer lists, retries, or its stream sends its initial events).
 	cur *stream
@@ -188,19 +190,12 @@ func New(name, namespace string, example runtime.Object) *Informer {
 		name:      name,
 		namespace: namespace,
 		example:   example,
-		changed:   make(chan struct{}),
 		handlers:  make(map[*handler]struct{}),
 	}
 }
 
 // Namespace is the namespace the informer lists ("" for all).
 func (s *Informer) Namespace() string { return s.namespace }
-
-// broadcast wakes every Settle; the caller holds s.mu.
-func (s *Informer) broadcast() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
 
 // Watch wraps the informer's watch call next: each watch it opens is read
 // through a stream that markers can be put into. list is the list call of
@@ -256,7 +251,7 @@ func (s *Informer) started(st *stream) {
 	defer s.mu.Unlock()
 	if !st.ended {
 		s.cur = st
-		s.broadcast()
+		s.changed.Broadcast()
 	}
 }
 
@@ -268,7 +263,7 @@ func (s *Informer) ended(st *stream) {
 	if s.cur == st {
 		s.cur = nil
 	}
-	s.broadcast()
+	s.changed.Broadcast()
 }
 
 // marker returns marker seq, with resource version rv.
@@ -433,7 +428,7 @@ func (h *handler) OnDelete(obj any) {
 		h.s.mu.Lock()
 		if seq > h.seen {
 			h.seen = seq
-			h.s.broadcast()
+			h.s.changed.Broadcast()
 		}
 		h.s.mu.Unlock()
 		return
@@ -537,7 +532,7 @@ func (w *wrapped) RemoveEventHandler(handle cache.ResourceEventHandlerRegistrati
 		w.s.mu.Lock()
 		wh.removed = true
 		delete(w.s.handlers, wh)
-		w.s.broadcast()
+		w.s.changed.Broadcast()
 		w.s.mu.Unlock()
 	}
 	return nil
@@ -562,7 +557,7 @@ func (s *Informer) stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopped = true
-	s.broadcast()
+	s.changed.Broadcast()
 }
 
 // Settle returns once every handler the informer had when it was called
@@ -604,7 +599,7 @@ func (s *Informer) Settle(ctx context.Context) error {
 			sent = s.cur
 			sent.submit(s.seq)
 		}
-		changed := s.changed
+		changed := s.changed.Next()
 		var what string
 		switch {
 		case delivered:

@@ -56,10 +56,10 @@ type Streaming struct {
 	mu sync.Mutex
 	// stalled are the resources whose streams send no end bookmark.
 	stalled map[schema.GroupVersionResource]bool
+
 	// sent counts, by resource, the streams that have handed all their
 	// initial events to the informer.
-	sent    map[schema.GroupVersionResource]int
-	changed chan struct{}
+	sent Counts
 }
 
 // registry holds the Streaming of each fake client registered, by a weak
@@ -103,7 +103,7 @@ func Serve(client any) (*Streaming, error) {
 	}
 	s := registry.m[k]
 	if s == nil {
-		s = &Streaming{stalled: map[schema.GroupVersionResource]bool{}, sent: map[schema.GroupVersionResource]int{}, changed: make(chan struct{})}
+		s = &Streaming{stalled: map[schema.GroupVersionResource]bool{}}
 		registry.m[k] = s
 	}
 	registry.used.Store(true)
@@ -149,29 +149,16 @@ func (v *Streaming) stalls(resource schema.GroupVersionResource) bool {
 
 // delivered records that a stream of resource handed its initial events on.
 func (v *Streaming) delivered(resource schema.GroupVersionResource) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.sent[resource]++
-	close(v.changed)
-	v.changed = make(chan struct{})
+	v.sent.Add(resource)
 }
 
 // WaitSent returns once n streams of resource have handed all their
-// initial events to their informers, or with ctx's error.
+// initial events to their informers, or with ctx's cause.
 func (v *Streaming) WaitSent(ctx context.Context, resource schema.GroupVersionResource, n int) error {
-	for {
-		v.mu.Lock()
-		got, changed := v.sent[resource], v.changed
-		v.mu.Unlock()
-		if got >= n {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return fmt.Errorf("informertest: %d of %d watch-list streams of %v sent: %w", got, n, resource, context.Cause(ctx))
-		}
+	if got, err := v.sent.Wait(ctx, resource, n); err != nil {
+		return fmt.Errorf("informertest: %d of %d watch-list streams of %v sent: %w", got, n, resource, err)
 	}
+	return nil
 }
 
 // ListFunc is a list call.
