@@ -65,6 +65,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/shard"
+	"github.com/kubeinformers/informers/internal/wake"
 )
 
 // New returns a cache.SharedIndexInformer over informers, one per namespace
@@ -141,7 +142,6 @@ func buildComposite(members []*member, b *Builder) *Informer {
 	c := &Informer{
 		builder: b,
 		synced:  make(chan struct{}),
-		changed: make(chan struct{}),
 		regs:    map[*registration]struct{}{},
 	}
 	c.view.Store(newView(members))
@@ -225,9 +225,9 @@ type Informer struct {
 	wg      *sync.WaitGroup
 	members sync.WaitGroup
 	running int
-	// changed is closed, and replaced, whenever the set changes, so that
-	// the goroutines that wait for the members to sync start over.
-	changed chan struct{}
+	// changed wakes the goroutines that wait for the members to sync
+	// whenever the set changes, so that they start over.
+	changed wake.Signal
 	// regs are the live registrations; those added before Run get their
 	// sync watcher when Run starts.
 	regs map[*registration]struct{}
@@ -308,7 +308,7 @@ func (c *Informer) watchRegistration(reg *registration) {
 	c.wg.Go(func() {
 		for {
 			c.mu.Lock()
-			changed := c.changed
+			changed := c.changed.Next()
 			var checkers []cache.DoneChecker
 			for _, m := range c.view.Load().members {
 				if r := reg.subs[m]; r != nil {
@@ -416,7 +416,7 @@ func (c *Informer) RunWithContext(ctx context.Context) {
 	helpers.Go(func() {
 		for {
 			c.mu.Lock()
-			changed := c.changed
+			changed := c.changed.Next()
 			members := c.view.Load().members
 			checkers := make([]cache.DoneChecker, len(members))
 			for i, m := range members {

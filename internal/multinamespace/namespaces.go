@@ -86,8 +86,7 @@ func (c *Informer) SetNamespaces(namespaces []string) error {
 	slices.SortFunc(members, func(a, b *member) int { return strings.Compare(a.ns, b.ns) })
 	// From here on, listers see the new set.
 	c.view.Store(newView(members))
-	close(c.changed)
-	c.changed = make(chan struct{})
+	c.changed.Broadcast()
 	for _, m := range added {
 		if c.started && !c.ending {
 			c.start(m)

@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package rvwait waits until an informer's cache reflects a resource
 // version, or a deletion: the engine of the root package's
-// Factory.WaitForResourceVersion and Writes.
+// Factory.WaitForResourceVersion and of readyourwrites.Writes.
 //
 // # What "the cache reflects rv" means, and how it is known
 //
@@ -58,6 +58,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/wake"
 )
 
 // ErrNotComparable is wrapped by the errors about a resource version that
@@ -148,11 +150,9 @@ type Source struct {
 	regOnce sync.Once
 	regErr  error
 
-	mu sync.Mutex
-	// wake is closed, and cleared, when the cache may have advanced; nil
-	// while no one waits, so that an event then costs a lock and nothing
-	// else.
-	wake chan struct{}
+	// advanced wakes the waiters when the cache may have advanced; while
+	// no one waits, an event costs a lock and nothing else.
+	advanced wake.Signal
 }
 
 // NewSource returns the source of informer, which watches namespace.
@@ -253,7 +253,7 @@ func (s *Source) wait(ctx context.Context, done func() (bool, error)) (ended boo
 	for {
 		// Take the channel before looking, so that a change between the
 		// look and the select still wakes this waiter.
-		wake := s.waiting()
+		advanced := s.advanced.Next()
 		ok, err := done()
 		if err != nil || ok {
 			return false, err
@@ -266,30 +266,10 @@ func (s *Source) wait(ctx context.Context, done func() (bool, error)) (ended boo
 		select {
 		case <-ctx.Done():
 			return true, context.Cause(ctx)
-		case <-wake:
+		case <-advanced:
 		case <-timer.C:
 			backoff = min(2*backoff, MaxRecheck)
 		}
-	}
-}
-
-// waiting returns the channel the next change closes.
-func (s *Source) waiting() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.wake == nil {
-		s.wake = make(chan struct{})
-	}
-	return s.wake
-}
-
-// changed wakes every waiter.
-func (s *Source) changed() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.wake != nil {
-		close(s.wake)
-		s.wake = nil
 	}
 }
 
@@ -310,6 +290,6 @@ func (s *Source) register() error {
 // after the indexer has applied the event.
 type waker struct{ s *Source }
 
-func (w waker) OnAdd(any, bool)   { w.s.changed() }
-func (w waker) OnUpdate(any, any) { w.s.changed() }
-func (w waker) OnDelete(any)      { w.s.changed() }
+func (w waker) OnAdd(any, bool)   { w.s.advanced.Broadcast() }
+func (w waker) OnUpdate(any, any) { w.s.advanced.Broadcast() }
+func (w waker) OnDelete(any)      { w.s.advanced.Broadcast() }

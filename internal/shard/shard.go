@@ -37,6 +37,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/meter"
+	"github.com/kubeinformers/informers/internal/wake"
 	"github.com/kubeinformers/informers/sharding"
 )
 
@@ -49,12 +50,14 @@ type Source struct {
 	// given by WithShard or WithShardMembership).
 	nsOnly bool
 
-	mu      sync.Mutex
-	gen     uint64
-	sel     apisharding.Selector // nil: owns nothing
-	ranges  []sharding.Range     // of a membership's selector
-	changed chan struct{}        // closed on a change; nil: never changes
-	ended   bool                 // the membership has stopped
+	mu     sync.Mutex
+	gen    uint64
+	sel    apisharding.Selector // nil: owns nothing
+	ranges []sharding.Range     // of a membership's selector
+	ended  bool                 // the membership has stopped
+	// changed wakes the watches on a change of a membership's source; a
+	// static one never changes.
+	changed wake.Signal
 
 	// replicas is the shard count of WithShard, which the shard metrics
 	// report as members; 0 where the factory does not know it.
@@ -104,7 +107,7 @@ func Ranges(sel apisharding.Selector) ([]sharding.Range, bool) {
 // Membership is the source that a membership moves. It owns nothing
 // until the first assignment.
 func Membership(field sharding.Field) *Source {
-	return &Source{field: field, nsOnly: field == sharding.FieldNamespace, changed: make(chan struct{})}
+	return &Source{field: field, nsOnly: field == sharding.FieldNamespace}
 }
 
 // Follows reports whether the source is the one a membership moves,
@@ -151,8 +154,7 @@ func (s *Source) Set(ranges []sharding.Range) (changed bool) {
 	}
 	s.sel, s.ranges = sel, ranges
 	s.gen++
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changed.Broadcast()
 	return true
 }
 
@@ -166,8 +168,7 @@ func (s *Source) end() {
 	}
 	s.sel, s.ranges, s.ended = nil, nil, true
 	s.gen++
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changed.Broadcast()
 }
 
 // Follow applies the membership's assignments until ctx ends. When the
@@ -235,7 +236,10 @@ func (is *Informer) Current() listwatch.Shard {
 	}
 	src.mu.Lock()
 	defer src.mu.Unlock()
-	sh := listwatch.Shard{Gen: src.gen, Changed: src.changed, Field: src.field, Ranges: src.ranges}
+	sh := listwatch.Shard{Gen: src.gen, Field: src.field, Ranges: src.ranges}
+	if src.Follows() {
+		sh.Changed = src.changed.Next()
+	}
 	if src.sel == nil {
 		// Owning nothing: a tweak without a keep. Only a live membership
 		// probes (emptyProbe).
