@@ -425,18 +425,14 @@ type structPlan struct {
 	sub  []subPlan
 }
 
-type subKind int
-
-const (
-	subStruct subKind = iota
-	subPointer
-	subSlice
-	subSlicePointer
-)
-
+// subPlan projects field index in depth: steps leads from the field to
+// the structs plan projects, one kind a step, as structOf goes: a pointer
+// is followed, a slice or an array is ranged over, so that a field of
+// type T, *T, []T, []*T, *[]T, [][]T, [N]*T and any other such nesting
+// has the kept subtree kept in every element.
 type subPlan struct {
 	index int
-	kind  subKind
+	steps []reflect.Kind
 	plan  *structPlan
 }
 
@@ -458,17 +454,13 @@ func newStructPlan(st reflect.Type, n *node) *structPlan {
 			p.drop = append(p.drop, i)
 		case c.all:
 		default:
+			// compile selected fields below this one, so structOf found a
+			// struct at the end of pointers, slices and arrays.
 			sp := subPlan{index: i}
 			t := f.Type
-			switch {
-			case t.Kind() == reflect.Struct:
-				sp.kind = subStruct
-			case t.Kind() == reflect.Pointer:
-				sp.kind, t = subPointer, t.Elem()
-			case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Pointer:
-				sp.kind, t = subSlicePointer, t.Elem().Elem()
-			default: // a slice of structs
-				sp.kind, t = subSlice, t.Elem()
+			for t.Kind() != reflect.Struct {
+				sp.steps = append(sp.steps, t.Kind())
+				t = t.Elem()
 			}
 			sp.plan = newStructPlan(t, c)
 			p.sub = append(p.sub, sp)
@@ -485,24 +477,24 @@ func (p *structPlan) project(v reflect.Value) {
 		}
 	}
 	for _, s := range p.sub {
-		f := v.Field(s.index)
-		switch s.kind {
-		case subStruct:
-			s.plan.project(f)
-		case subPointer:
-			if !f.IsNil() {
-				s.plan.project(f.Elem())
-			}
-		case subSlice:
-			for j := range f.Len() {
-				s.plan.project(f.Index(j))
-			}
-		case subSlicePointer:
-			for j := range f.Len() {
-				if e := f.Index(j); !e.IsNil() {
-					s.plan.project(e.Elem())
-				}
-			}
+		s.plan.projectAt(v.Field(s.index), s.steps)
+	}
+}
+
+// projectAt projects the structs that steps lead to from v.
+func (p *structPlan) projectAt(v reflect.Value, steps []reflect.Kind) {
+	if len(steps) == 0 {
+		p.project(v)
+		return
+	}
+	switch steps[0] {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			p.projectAt(v.Elem(), steps[1:])
+		}
+	default: // a slice or an array
+		for j := range v.Len() {
+			p.projectAt(v.Index(j), steps[1:])
 		}
 	}
 }

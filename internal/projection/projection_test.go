@@ -19,6 +19,7 @@ package projection
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -175,6 +177,200 @@ func TestProtobufNumber(t *testing.T) {
 	} {
 		if got := ProtobufNumber(tag); got != want {
 			t.Errorf("ProtobufNumber(%q) = %d, want %d", tag, got, want)
+		}
+	}
+}
+
+// leafT is what the shapes below hold: a path keeps keep and drops drop.
+type leafT struct {
+	Keep string `json:"keep,omitempty"`
+	Drop string `json:"drop,omitempty"`
+}
+
+type innerT struct {
+	Deep [][]*leafT `json:"deep,omitempty"`
+	Gone string     `json:"gone,omitempty"`
+}
+
+// shapesT has a field of every shape structOf goes through to a struct,
+// and two it does not (a map, and a type with its own JSON encoding).
+type shapesT struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Plain       leafT            `json:"plain"`
+	Ptr         *leafT           `json:"ptr,omitempty"`
+	PtrPtr      **leafT          `json:"ptrPtr,omitempty"`
+	Slice       []leafT          `json:"slice,omitempty"`
+	SlicePtr    []*leafT         `json:"slicePtr,omitempty"`
+	PtrSlice    *[]leafT         `json:"ptrSlice,omitempty"`
+	PtrSlicePtr *[]*leafT        `json:"ptrSlicePtr,omitempty"`
+	SliceSlice  [][]leafT        `json:"sliceSlice,omitempty"`
+	Array       [2]leafT         `json:"array"`
+	ArrayPtr    [2]*leafT        `json:"arrayPtr"`
+	SliceArray  [][2][]*leafT    `json:"sliceArray,omitempty"`
+	Nested      []innerT         `json:"nested,omitempty"`
+	Map         map[string]leafT `json:"map,omitempty"`
+	Times       [][]metav1.Time  `json:"times,omitempty"`
+}
+
+func fullShapes() *shapesT {
+	l := func() leafT { return leafT{Keep: "k", Drop: "d"} }
+	p := func() *leafT { v := l(); return &v }
+	pp := p()
+	ps := []leafT{l(), l()}
+	psp := []*leafT{p(), nil, p()}
+	return &shapesT{
+		ObjectMeta:  metav1.ObjectMeta{Name: "s", Namespace: "ns", Annotations: map[string]string{"a": "b"}},
+		Plain:       l(),
+		Ptr:         p(),
+		PtrPtr:      &pp,
+		Slice:       []leafT{l(), l(), l()},
+		SlicePtr:    []*leafT{p(), nil, p()},
+		PtrSlice:    &ps,
+		PtrSlicePtr: &psp,
+		SliceSlice:  [][]leafT{{l(), l()}, nil, {l()}},
+		Array:       [2]leafT{l(), l()},
+		ArrayPtr:    [2]*leafT{p(), nil},
+		SliceArray:  [][2][]*leafT{{{p(), p()}, {p()}}, {nil, {nil, p()}}},
+		Nested:      []innerT{{Deep: [][]*leafT{{p()}, {p(), p()}}, Gone: "g"}, {Gone: "g"}},
+		Map:         map[string]leafT{"x": l()},
+		Times:       [][]metav1.Time{{metav1.NewTime(time.Unix(1700000000, 0))}},
+	}
+}
+
+// leaves returns the leafT values in v that are not zero.
+func leaves(v reflect.Value) []leafT {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return leaves(v.Elem())
+	case reflect.Slice, reflect.Array:
+		var out []leafT
+		for j := range v.Len() {
+			out = append(out, leaves(v.Index(j))...)
+		}
+		return out
+	case reflect.Map:
+		var out []leafT
+		for it := v.MapRange(); it.Next(); {
+			out = append(out, leaves(it.Value())...)
+		}
+		return out
+	case reflect.Struct:
+		if l, ok := v.Interface().(leafT); ok {
+			if l == (leafT{}) {
+				return nil
+			}
+			return []leafT{l}
+		}
+		var out []leafT
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				out = append(out, leaves(v.Field(i))...)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// TestShapes: a path below a field of any shape structOf accepts keeps
+// the kept field in every element, drops the others in every element and
+// everything else in the object, and matches the unstructured
+// projection; a path below a map or a value with a JSON encoding of its
+// own is refused, with an error that names the resource, the path and
+// the field's Go type, not a panic.
+func TestShapes(t *testing.T) {
+	typ := reflect.TypeFor[*shapesT]()
+	for _, tc := range []struct {
+		path string
+		n    int // leafT values left, each with keep alone
+	}{
+		{"plain.keep", 1},
+		{"ptr.keep", 1},
+		{"ptrPtr.keep", 1},
+		{"slice.keep", 3},
+		{"slicePtr.keep", 2},
+		{"ptrSlice.keep", 2},
+		{"ptrSlicePtr.keep", 2},
+		{"sliceSlice.keep", 3},
+		{"array.keep", 2},
+		{"arrayPtr.keep", 1},
+		{"sliceArray.keep", 4},
+		{"nested.deep.keep", 3},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			p, err := New([]string{tc.path}, typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := fullShapes()
+			p.Object(obj)
+			got := leaves(reflect.ValueOf(obj))
+			if len(got) != tc.n {
+				t.Errorf("%d leaves left, want %d: %+v", len(got), tc.n, got)
+			}
+			for _, l := range got {
+				if l != (leafT{Keep: "k"}) {
+					t.Errorf("left %+v, want keep alone", l)
+				}
+			}
+			if obj.Name != "s" || obj.Annotations != nil || obj.Map != nil || obj.Times != nil {
+				t.Errorf("metadata or other fields: %+v", obj)
+			}
+			if len(obj.Nested) > 0 && obj.Nested[0].Gone != "" {
+				t.Errorf("nested.gone kept: %+v", obj.Nested)
+			}
+			// Projecting again writes nothing and changes nothing.
+			again := *obj
+			p.Object(&again)
+			if !reflect.DeepEqual(&again, obj) {
+				t.Errorf("a second projection changed %+v into %+v", obj, &again)
+			}
+
+			untyped, err := New([]string{tc.path}, reflect.TypeFor[*unstructured.Unstructured]())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Through JSON: the unstructured converter has no arrays.
+			u := &unstructured.Unstructured{}
+			if b, err := json.Marshal(fullShapes()); err != nil {
+				t.Fatal(err)
+			} else if err := json.Unmarshal(b, &u.Object); err != nil {
+				t.Fatal(err)
+			}
+			untyped.Object(u)
+			var back shapesT
+			if b, err := json.Marshal(u.Object); err != nil {
+				t.Fatal(err)
+			} else if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(&back, obj) {
+				t.Errorf("unstructured projection:\n%+v\ntyped projection:\n%+v", &back, obj)
+			}
+		})
+	}
+
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "shapes"}
+	for _, tc := range []struct{ path, typ string }{
+		{"map.keep", "map[string]projection.leafT"},
+		{"times.seconds", "[][]v1.Time"},
+		{"nested.deep.keep.x", "string"},
+	} {
+		_, err := New([]string{tc.path}, typ)
+		err = Refusal(gvr, err)
+		if err == nil {
+			t.Errorf("%s: accepted", tc.path)
+			continue
+		}
+		for _, want := range []string{gvr.String(), strconv.Quote(tc.path), "(" + tc.typ + ")"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v, want %s named", tc.path, err, want)
+			}
 		}
 	}
 }
