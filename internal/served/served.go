@@ -34,10 +34,22 @@ limitations under the License.
 // but needs a grant to list them that many controllers do not have, says
 // nothing about aggregated APIs, and caches every CRD's schema. Here, the
 // informers waiting for resources of one group version share one poller,
-// which asks discovery for that group version alone (a few hundred bytes)
-// at growing intervals, from 500 ms up to 5 s: while nothing waits, no
-// request is made; while something waits, at most one request every 5 s
-// per group version, and a resource is seen within 5 s of being served.
+// which asks discovery for that group version alone (a few hundred bytes).
+//
+// # How often discovery is asked
+//
+// While nothing waits, no request is made. While something waits, a
+// resource is seen within 5 s of being served. The requests for one group
+// version are paced, across pollers: a poller asks no sooner than an
+// interval after the group version's last request (Served's included),
+// and the interval doubles at each request from 500 ms up to 5 s; it
+// starts again at 500 ms only after 10 s without a request. So a group
+// version costs at most one request every 5 s once the interval has
+// grown, however often informers stop and start waiting: a resource that
+// discovery lists but whose requests still answer 404 makes its informer
+// leave and wait again at each retry, and gets one request every 5 s, not
+// one per retry. Served itself asks at once: it confirms a 404 that just
+// happened, once each time a resource goes (internal/listwatch/absent.go).
 package served
 
 import (
@@ -50,6 +62,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeinformers/informers/internal/wake"
 )
 
 // Discovery is the part of a discovery client that Checker uses.
@@ -57,8 +71,9 @@ type Discovery interface {
 	ServerResourcesForGroupVersion(groupVersion string) (*metav1.APIResourceList, error)
 }
 
-// Intervals between a poller's discovery requests: the first, and the
-// most it grows to.
+// Intervals between the discovery requests for a group version: the
+// first, and the most it grows to. After twice MaxInterval without a
+// request the interval starts again at FirstInterval.
 const (
 	FirstInterval = 500 * time.Millisecond
 	MaxInterval   = 5 * time.Second
@@ -72,6 +87,16 @@ type Checker struct {
 
 	mu      sync.Mutex
 	pollers map[schema.GroupVersion]*poller
+	// paces are the group versions asked so far: one entry each, a few
+	// dozen at most.
+	paces map[schema.GroupVersion]*pace
+}
+
+// pace is when a group version was last asked, and how long after that a
+// poller may ask again.
+type pace struct {
+	last time.Time
+	gap  time.Duration
 }
 
 // New returns a Checker that asks d, polling at FirstInterval growing to
@@ -80,7 +105,7 @@ func New(d Discovery) *Checker { return NewWithIntervals(d, FirstInterval, MaxIn
 
 // NewWithIntervals is New with the poll intervals given.
 func NewWithIntervals(d Discovery, first, maxInterval time.Duration) *Checker {
-	return &Checker{discovery: d, first: first, max: maxInterval, pollers: map[schema.GroupVersion]*poller{}}
+	return &Checker{discovery: d, first: first, max: maxInterval, pollers: map[schema.GroupVersion]*poller{}, paces: map[schema.GroupVersion]*pace{}}
 }
 
 // Served reports whether the server serves gvr now, with one discovery
@@ -94,9 +119,10 @@ func (c *Checker) Served(gvr schema.GroupVersionResource) (bool, error) {
 	return slices.Contains(resources, gvr.Resource), nil
 }
 
-// resources returns the resources the server serves in gv: none, without
-// an error, for a group version it does not serve.
+// resources asks discovery, at once, for the resources the server serves
+// in gv: none, without an error, for a group version it does not serve.
 func (c *Checker) resources(gv schema.GroupVersion) ([]string, error) {
+	c.asked(gv, time.Now())
 	list, err := c.discovery.ServerResourcesForGroupVersion(gv.String())
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -111,7 +137,36 @@ func (c *Checker) resources(gv schema.GroupVersion) ([]string, error) {
 	return names, nil
 }
 
-// Wait returns nil once discovery says gvr is served, or ctx's error when
+// asked records a request for gv made at now, and sets the interval
+// before the next (the package's comment says how it grows).
+func (c *Checker) asked(gv schema.GroupVersion, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.paces[gv]
+	switch {
+	case p == nil:
+		p = &pace{gap: c.first}
+		c.paces[gv] = p
+	case now.Sub(p.last) >= 2*c.max:
+		p.gap = c.first
+	default:
+		p.gap = min(2*p.gap, c.max)
+	}
+	p.last = now
+}
+
+// delay is how long a poller waits, from now, before it asks for gv.
+func (c *Checker) delay(gv schema.GroupVersion, now time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.paces[gv]
+	if p == nil {
+		return 0
+	}
+	return max(0, p.last.Add(p.gap).Sub(now))
+}
+
+// Wait returns nil once discovery says gvr is served, or ctx's cause when
 // ctx is done first. Waiters of one group version share one poller; it
 // stops when the last of them returns.
 func (c *Checker) Wait(ctx context.Context, gvr schema.GroupVersionResource) error {
@@ -120,18 +175,16 @@ func (c *Checker) Wait(ctx context.Context, gvr schema.GroupVersionResource) err
 	// Only an answer given after Wait was called counts: a caller whose
 	// request just answered 404 must not take an older answer for a yes
 	// and retry at once, over and over.
-	p.mu.Lock()
-	next := p.next
-	p.mu.Unlock()
+	answered := p.answered.Next()
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-next:
+			return context.Cause(ctx)
+		case <-answered:
 		}
+		answered = p.answered.Next()
 		p.mu.Lock()
 		served := slices.Contains(p.resources, gvr.Resource)
-		next = p.next
 		p.mu.Unlock()
 		if served {
 			return nil
@@ -139,17 +192,16 @@ func (c *Checker) Wait(ctx context.Context, gvr schema.GroupVersionResource) err
 	}
 }
 
-// poller asks discovery for one group version while it has waiters. After
-// each answer it closes next and makes a new one, which wakes the waiters
-// to look at resources.
+// poller asks discovery for one group version while it has waiters. Each
+// answer wakes the waiters to look at resources.
 type poller struct {
-	gv      schema.GroupVersion
-	waiters int // guarded by Checker.mu
-	stop    chan struct{}
+	gv       schema.GroupVersion
+	waiters  int // guarded by Checker.mu
+	stop     chan struct{}
+	answered wake.Signal
 
 	mu        sync.Mutex
 	resources []string
-	next      chan struct{}
 }
 
 func (c *Checker) join(gv schema.GroupVersion) *poller {
@@ -157,7 +209,7 @@ func (c *Checker) join(gv schema.GroupVersion) *poller {
 	defer c.mu.Unlock()
 	p := c.pollers[gv]
 	if p == nil {
-		p = &poller{gv: gv, stop: make(chan struct{}), next: make(chan struct{})}
+		p = &poller{gv: gv, stop: make(chan struct{})}
 		c.pollers[gv] = p
 		go c.poll(p)
 	}
@@ -174,25 +226,28 @@ func (c *Checker) leave(p *poller) {
 	}
 }
 
-// poll asks at once, then at growing intervals, until stopped. A failed
-// request keeps the last answer: the waiters go on waiting.
+// poll asks at the pace of the group version's requests (asked, delay)
+// until stopped. A failed request keeps the last answer: the waiters go
+// on waiting.
 func (c *Checker) poll(p *poller) {
-	interval := c.first
 	for {
-		if resources, err := c.resources(p.gv); err == nil {
-			p.mu.Lock()
-			p.resources = resources
-			close(p.next)
-			p.next = make(chan struct{})
-			p.mu.Unlock()
-		}
-		t := time.NewTimer(interval)
+		t := time.NewTimer(c.delay(p.gv, time.Now()))
 		select {
 		case <-p.stop:
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		interval = min(2*interval, c.max)
+		select {
+		case <-p.stop:
+			return // the last waiter left as the timer fired
+		default:
+		}
+		if resources, err := c.resources(p.gv); err == nil {
+			p.mu.Lock()
+			p.resources = resources
+			p.mu.Unlock()
+			p.answered.Broadcast()
+		}
 	}
 }

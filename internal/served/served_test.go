@@ -36,12 +36,15 @@ type fakeDiscovery struct {
 	served bool
 	fail   bool
 	asked  atomic.Int32
+	times  []time.Time // of each request
 }
 
 func (d *fakeDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	now := time.Now()
 	d.asked.Add(1)
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.times = append(d.times, now)
 	switch {
 	case d.fail:
 		return nil, errors.New("connection refused")
@@ -118,11 +121,70 @@ func TestWait(t *testing.T) {
 		t.Errorf("%d pollers left after every waiter returned", pollers)
 	}
 
-	// A cancelled wait returns the context's error.
+	// A cancelled wait returns the context's cause.
 	d.set(false, false)
-	cctx, ccancel := context.WithCancel(ctx)
-	ccancel()
-	if err := c.Wait(cctx, widgets); !errors.Is(err, context.Canceled) {
-		t.Errorf("Wait with a cancelled context = %v", err)
+	cause := errors.New("the informer stopped")
+	cctx, ccancel := context.WithCancelCause(ctx)
+	ccancel(cause)
+	if err := c.Wait(cctx, widgets); !errors.Is(err, cause) {
+		t.Errorf("Wait with a cancelled context = %v, want its cause", err)
+	}
+}
+
+// requestTimes returns the times of the requests made so far.
+func (d *fakeDiscovery) requestTimes() []time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]time.Time(nil), d.times...)
+}
+
+// TestWaitKeepsThePace: a waiter that comes after the last one left (an
+// informer whose resource discovery lists, but whose request answered 404
+// again) does not start a poller that asks at once: the requests for a
+// group version keep their growing interval across pollers, Served's
+// included, and it starts again at the first interval only after twice
+// the longest without a request.
+func TestWaitKeepsThePace(t *testing.T) {
+	const first, most = 100 * time.Millisecond, 400 * time.Millisecond
+	d := &fakeDiscovery{}
+	d.set(true, false)
+	c := NewWithIntervals(d, first, most)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+
+	// Served asks at once; each Wait after it asks once, when the pace
+	// allows.
+	if ok, err := c.Served(widgets); !ok || err != nil {
+		t.Fatalf("Served = %v, %v", ok, err)
+	}
+	want := []time.Duration{first, 2 * first, most, most}
+	for range want {
+		if err := c.Wait(ctx, widgets); err != nil {
+			t.Fatal(err)
+		}
+	}
+	times := d.requestTimes()
+	if len(times) != len(want)+1 {
+		t.Fatalf("%d requests, want %d: one by Served, one per Wait", len(times), len(want)+1)
+	}
+	for i, gap := range want {
+		// A quarter of slack for the time between the pace's clock and
+		// the fake's; a new poller that asked at once would be ~0.
+		if got := times[i+1].Sub(times[i]); got < gap*3/4 {
+			t.Errorf("request %d came %v after the one before, want at least %v", i+2, got, gap)
+		}
+	}
+
+	// After twice the longest interval without a request, the pace starts
+	// again from the first.
+	time.Sleep(2*most + first)
+	if err := c.Wait(ctx, widgets); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	gap := c.paces[widgets.GroupVersion()].gap
+	c.mu.Unlock()
+	if gap != first {
+		t.Errorf("after a quiet spell the interval is %v, want %v", gap, first)
 	}
 }
