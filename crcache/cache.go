@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/internal/bridge"
 )
 
 // New is a drop-in for controller-runtime's [cache.New]: the same
@@ -58,6 +59,9 @@ type Cache struct {
 	dynamic   dynamic.Interface
 	metadata  metadata.Interface
 
+	// setNamespaces serializes SetNamespaces calls, which wait outside mu.
+	setNamespaces sync.Mutex
+
 	mu        sync.RWMutex
 	entries   map[entryKey]*entry
 	factories []informers.Factory // every factory built, one per slot informer
@@ -81,7 +85,19 @@ var (
 )
 
 func newCache(restConfig *rest.Config, opts cache.Options, options []informers.SharedInformerOption) (*Cache, error) {
-	cfg, err := resolveOptions(restConfig, opts, options)
+	if restConfig == nil {
+		return nil, errors.New("crcache: the REST config is nil")
+	}
+	// Building clients makes no request.
+	probeClient, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("crcache: %w", err)
+	}
+	settings, err := probe(probeClient, options)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := resolveOptions(restConfig, opts, options, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +125,22 @@ func newCache(restConfig *rest.Config, opts cache.Options, options []informers.S
 		startWait: make(chan struct{}),
 		done:      make(chan struct{}),
 	}, nil
+}
+
+// probe checks the factory options and returns what they set: a factory
+// built with them alone, never started, says. A bad option is an error
+// here, as it is from [informers.New], before anything is watched.
+func probe(client kubernetes.Interface, options []informers.SharedInformerOption) (bridge.Settings, error) {
+	f, err := informers.New(client, 0, options...)
+	if err != nil {
+		return bridge.Settings{}, fmt.Errorf("crcache: %w", err)
+	}
+	defer f.Shutdown()
+	b, ok := f.(bridge.Factory)
+	if !ok {
+		return bridge.Settings{}, fmt.Errorf("crcache: the factory %T does not say its settings", f)
+	}
+	return b.BridgeSettings(), nil
 }
 
 // NeedLeaderElection reports that the cache runs on every replica.

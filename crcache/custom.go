@@ -63,7 +63,10 @@ func (c *Cache) customInformer(key entryKey, mapping *meta.RESTMapping, s slot, 
 	}
 	namespace := ""
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		namespace = s.requestNamespace()
+		namespace = s.restrictedNamespace()
+		if len(s.namespaces) == 1 {
+			namespace = s.namespaces[0]
+		}
 	}
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {

@@ -70,16 +70,24 @@ type entryKey struct {
 // slot's config says is a factory-wide option), and what GetInformer
 // returns over them.
 type entry struct {
-	gvk        schema.GroupVersionKind
+	key        entryKey
 	namespaced bool
-	slots      []*slotInformer
-	informer   cache.Informer
+	resource   schema.GroupVersionResource
+	// slots is empty while the kind waits to be served (follow.go); c.mu
+	// guards it and every slot's namespaces.
+	slots []*slotInformer
+	// inner is the informer over the slots; informer is what GetInformer
+	// returns: inner, or follow.
+	inner    cache.Informer
+	informer cache.Informer
+	// follow is set under WithAPIDiscovery: the entry's informer then
+	// reports synced while its resource is not served.
+	follow *followInformer
 }
 
 // slotInformer is the informer of one slot of an entry.
 type slotInformer struct {
 	slot
-	resource schema.GroupVersionResource
 	informer toolscache.SharedIndexInformer
 	// factory runs informer; nil for an informer of Options.NewInformer,
 	// which stop stops.
@@ -114,38 +122,31 @@ func (c *Cache) getEntry(ctx context.Context, gvk schema.GroupVersionKind, obj r
 
 // addInformerToMap builds the entry of key: its resource and scope from
 // the mapper, its slots from the plan of its kind, and an informer per
-// slot; it starts them if the cache runs.
+// slot; it starts them if the cache runs. Under WithAPIDiscovery a kind
+// the mapper does not know yet (its CRD not installed) gets an entry that
+// waits for it (follow.go).
 func (c *Cache) addInformerToMap(key entryKey, obj runtime.Object) (*entry, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.entries[key]; e != nil {
 		return e, c.started, nil
 	}
+	e := &entry{key: key}
 	mapping, err := c.config.mapper.RESTMapping(key.gvk.GroupKind(), key.gvk.Version)
-	if err != nil {
+	switch {
+	case err == nil:
+		if err := c.buildSlots(e, mapping, obj); err != nil {
+			return nil, c.started, err
+		}
+	case c.config.settings.APIDiscovery && meta.IsNoMatchError(err):
+		// Waits for the kind; resolve builds the slots once it is served.
+	default:
 		return nil, c.started, err
 	}
-	e := &entry{gvk: key.gvk, namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
-	for _, s := range c.config.plan(key.gvk).slots(e.namespaced) {
-		si := &slotInformer{slot: s, resource: mapping.Resource}
-		if c.config.newInformer != nil {
-			si.informer, err = c.customInformer(key, mapping, s, obj)
-		} else {
-			si.factory, si.informer, err = c.factoryInformer(key, mapping, s, e.namespaced)
-		}
-		if err != nil {
-			return nil, c.started, fmt.Errorf("crcache: %v: %w", key.gvk, err)
-		}
-		if h := c.config.watchErrorHandler; h != nil {
-			if err := si.informer.SetWatchErrorHandlerWithContext(h); err != nil {
-				return nil, c.started, fmt.Errorf("crcache: %v: %w", key.gvk, err)
-			}
-		}
-		e.slots = append(e.slots, si)
-	}
-	e.informer = e.slots[0].informer
-	if len(e.slots) > 1 {
-		e.informer = &multiInformer{entry: e, done: c.done}
+	e.informer = e.inner
+	if c.config.settings.APIDiscovery {
+		e.follow = newFollowInformer(c, e, obj)
+		e.informer = e.follow
 	}
 	c.entries[key] = e
 	if c.started {
@@ -154,35 +155,106 @@ func (c *Cache) addInformerToMap(key entryKey, obj runtime.Object) (*entry, bool
 	return e, c.started, nil
 }
 
+// buildSlots builds e's informers, one per slot of the plan of its kind,
+// for the resource and scope of mapping. The caller holds c.mu.
+func (c *Cache) buildSlots(e *entry, mapping *meta.RESTMapping, obj runtime.Object) error {
+	e.resource = mapping.Resource
+	e.namespaced = mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	var slots []*slotInformer
+	for _, s := range c.splitForCustom(c.config.plan(e.key.gvk).slots(e.namespaced)) {
+		if !e.namespaced {
+			s.namespaces = nil
+		}
+		si := &slotInformer{slot: s}
+		var err error
+		if c.config.newInformer != nil {
+			si.informer, err = c.customInformer(e.key, mapping, s, obj)
+		} else {
+			si.factory, si.informer, err = c.factoryInformer(e.key, mapping.Resource, s, e.namespaced)
+		}
+		if err != nil {
+			return fmt.Errorf("crcache: %v: %w", e.key.gvk, err)
+		}
+		if h := c.config.watchErrorHandler; h != nil {
+			if err := si.informer.SetWatchErrorHandlerWithContext(h); err != nil {
+				return fmt.Errorf("crcache: %v: %w", e.key.gvk, err)
+			}
+		}
+		slots = append(slots, si)
+	}
+	e.slots = slots
+	e.inner = slots[0].informer
+	if len(slots) > 1 {
+		e.inner = &multiInformer{entry: e, done: c.done}
+	}
+	return nil
+}
+
+// splitForCustom gives each namespace a slot of its own when the caller's
+// Options.NewInformer builds the informers: such an informer lists and
+// watches one namespace, or all.
+func (c *Cache) splitForCustom(slots []slot) []slot {
+	if c.config.newInformer == nil {
+		return slots
+	}
+	var out []slot
+	for _, s := range slots {
+		if len(s.namespaces) <= 1 {
+			out = append(out, s)
+			continue
+		}
+		for _, ns := range s.namespaces {
+			out = append(out, slot{namespaces: []string{ns}, config: s.config})
+		}
+	}
+	return out
+}
+
 // factoryInformer builds the factory of one slot and its only informer.
-func (c *Cache) factoryInformer(key entryKey, mapping *meta.RESTMapping, s slot, namespaced bool) (informers.Factory, toolscache.SharedIndexInformer, error) {
+// The factory options come first; the cache's own, after them, fold in
+// what those set (settings) that the cache must see too.
+func (c *Cache) factoryInformer(key entryKey, resource schema.GroupVersionResource, s slot, namespaced bool) (informers.Factory, toolscache.SharedIndexInformer, error) {
+	settings := c.config.settings
 	transform := s.config.transform
+	if transform == nil {
+		transform = settings.Transform
+	}
 	if key.form == formMetadata {
 		// The metadata client's objects say PartialObjectMetadata;
 		// controller-runtime's say the kind they are of.
 		transform = withGVK(key.gvk, transform)
 	}
-	options := []informers.SharedInformerOption{
+	tweak := s.config.tweak
+	if user := settings.Tweak; user != nil {
+		tweak = func(opts *metav1.ListOptions) {
+			user(opts)
+			s.config.tweak(opts)
+		}
+	}
+	options := append(slices.Clip(c.config.options),
 		informers.WithDynamicClient(c.dynamic),
 		informers.WithMetadataClient(c.metadata),
-		informers.WithTweakListOptions(s.config.tweak),
-	}
+		informers.WithTweakListOptions(tweak),
+	)
 	if transform != nil {
 		options = append(options, informers.WithTransform(transform))
 	}
-	if ns := s.requestNamespace(); ns != "" && namespaced {
-		options = append(options, informers.WithNamespace(ns))
+	switch {
+	case !namespaced || settings.Namespaces != nil:
+		// Cluster-scoped, or the factory options' namespaces.
+	case s.namespaces != nil:
+		options = append(options, informers.WithNamespaces(s.namespaces...))
+	case s.restrictedNamespace() != "":
+		options = append(options, informers.WithNamespace(s.restrictedNamespace()))
 	}
 	if key.form == formUnstructured {
 		options = append(options, informers.WithDynamicBuiltIns())
 	}
-	options = append(options, c.config.options...)
 	factory, err := informers.New(c.clientset, jitter(s.config.syncPeriod), options...)
 	if err != nil {
 		return nil, nil, err
 	}
 	c.factories = append(c.factories, factory)
-	resource := mapping.Resource
 	switch {
 	case key.form == formMetadata:
 		i, err := factory.ForMetadata(resource)
@@ -233,12 +305,23 @@ func jitter(period time.Duration) time.Duration {
 	return time.Duration(float64(period) * (0.9 + rand.Float64()/5)) //nolint:gosec // not a secret
 }
 
-// startEntry runs e's informers under the cache's context. The caller
-// holds c.mu and the cache has started.
+// startEntry runs e's informers under the cache's context, and under
+// WithAPIDiscovery what resolves its kind. The caller holds c.mu and the
+// cache has started.
 func (c *Cache) startEntry(e *entry) {
 	if c.stopped {
 		return
 	}
+	if e.follow != nil && len(e.slots) == 0 {
+		c.custom.Go(func() { e.follow.resolve(c.ctx) })
+		return
+	}
+	c.startSlots(e)
+}
+
+// startSlots runs e's informers under the cache's context. The caller
+// holds c.mu and the cache has started.
+func (c *Cache) startSlots(e *entry) {
 	for _, si := range e.slots {
 		if si.factory != nil {
 			si.factory.StartWithContext(c.ctx)
@@ -255,7 +338,7 @@ func (c *Cache) startEntry(e *entry) {
 func (e *entry) remove() {
 	for _, si := range e.slots {
 		if si.factory != nil {
-			si.factory.RemoveInformer(si.resource)
+			si.factory.RemoveInformer(e.resource)
 		} else if si.stop != nil {
 			si.stop()
 		}
@@ -304,6 +387,9 @@ func (c *Cache) RemoveInformer(_ context.Context, obj client.Object) error {
 	delete(c.entries, key)
 	c.mu.Unlock()
 	if e != nil {
+		if e.follow != nil {
+			e.follow.close()
+		}
 		e.remove()
 	}
 	return nil

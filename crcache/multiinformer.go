@@ -17,7 +17,6 @@ limitations under the License.
 package crcache
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -69,7 +68,7 @@ func (m *multiInformer) AddEventHandlerWithOptions(handler toolscache.ResourceEv
 func (m *multiInformer) RemoveEventHandler(handle toolscache.ResourceEventHandlerRegistration) error {
 	r, ok := handle.(*multiRegistration)
 	if !ok {
-		return fmt.Errorf("registration %T was not returned by this informer", handle)
+		return errNotOurs(handle)
 	}
 	for i, h := range r.handles {
 		if err := r.informers[i].RemoveEventHandler(h); err != nil {

@@ -17,10 +17,12 @@ limitations under the License.
 package crcache
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	informers "github.com/kubeinformers/informers"
+	"github.com/kubeinformers/informers/internal/bridge"
 )
 
 // defaultSyncPeriod is controller-runtime's default resync period.
@@ -53,12 +56,14 @@ type watchConfig struct {
 	syncPeriod            time.Duration
 }
 
-// slot is one list and watch of a kind: namespace "" watches every
-// namespace (less those its field selector leaves out), any other one
-// only that namespace.
+// slot is one list and watch of a kind. namespaces nil watches every
+// namespace (less those its field selector leaves out); otherwise those
+// namespaces, with one list and watch each. follows marks the slots whose
+// namespaces are the cache's own, which SetNamespaces changes.
 type slot struct {
-	namespace string
-	config    watchConfig
+	namespaces []string
+	follows    bool
+	config     watchConfig
 }
 
 // plan is how the cache watches the kinds it applies to: the default one
@@ -93,8 +98,10 @@ type config struct {
 	defaults plan
 	byObject map[schema.GroupVersionKind]plan
 
-	// options are given to every factory the cache builds.
-	options []informers.SharedInformerOption
+	// options are given to every factory the cache builds, before the
+	// cache's own; settings are what they set.
+	options  []informers.SharedInformerOption
+	settings bridge.Settings
 }
 
 // plan returns the plan of gvk.
@@ -108,7 +115,7 @@ func (c *config) plan(gvk schema.GroupVersionKind) plan {
 // resolveOptions applies controller-runtime's defaults and precedence to
 // opts: for a kind of ByObject, its own settings, then those of
 // DefaultNamespaces for the namespace, then the Default* ones.
-func resolveOptions(restConfig *rest.Config, opts cache.Options, options []informers.SharedInformerOption) (*config, error) {
+func resolveOptions(restConfig *rest.Config, opts cache.Options, options []informers.SharedInformerOption, settings bridge.Settings) (*config, error) {
 	if restConfig == nil {
 		return nil, fmt.Errorf("crcache: the REST config is nil")
 	}
@@ -126,6 +133,7 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 		newInformer:                 opts.NewInformer,
 		byObject:                    make(map[schema.GroupVersionKind]plan, len(opts.ByObject)),
 		options:                     options,
+		settings:                    settings,
 	}
 	if c.httpClient == nil {
 		hc, err := rest.HTTPClientFor(restConfig)
@@ -153,10 +161,17 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 		EnableWatchBookmarks:  opts.DefaultEnableWatchBookmarks,
 		SyncPeriod:            opts.SyncPeriod,
 	}
+	if err := conflicts(opts, settings); err != nil {
+		return nil, err
+	}
 	c.defaults = plan{all: resolve(global)}
-	for _, ns := range slices.Sorted(maps.Keys(opts.DefaultNamespaces)) {
-		cfg := withDefaults(opts.DefaultNamespaces[ns], global)
-		c.defaults.namespaces = append(c.defaults.namespaces, newSlot(ns, cfg, opts.DefaultNamespaces))
+	switch {
+	case settings.Namespaces != nil:
+		// The factory options' namespaces: the factories get them from
+		// those options, so the slot only routes reads.
+		c.defaults.namespaces = []slot{{namespaces: settings.Namespaces, follows: true, config: c.defaults.all}}
+	default:
+		c.defaults.namespaces = namespaceSlots(opts.DefaultNamespaces, global, nil, true)
 	}
 
 	for obj, byObject := range opts.ByObject {
@@ -180,29 +195,50 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 			SyncPeriod:            byObject.SyncPeriod,
 		}
 		p := plan{all: resolve(withDefaults(own, global))}
-		namespaces := byObject.Namespaces
-		if namespaced && namespaces == nil {
-			namespaces = opts.DefaultNamespaces // nil or empty: every namespace
-		}
-		if namespaced {
-			for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
-				cfg := withDefaults(namespaces[ns], own)
-				if nsDefaults, ok := opts.DefaultNamespaces[ns]; ok {
-					cfg = withDefaults(cfg, nsDefaults)
-				}
-				cfg = withDefaults(cfg, global)
-				p.namespaces = append(p.namespaces, newSlot(ns, cfg, namespaces))
-			}
+		switch {
+		case !namespaced:
+		case byObject.Namespaces == nil && settings.Namespaces != nil:
+			p.namespaces = []slot{{namespaces: settings.Namespaces, follows: true, config: p.all}}
+		case byObject.Namespaces == nil:
+			p.namespaces = namespaceSlots(opts.DefaultNamespaces, global, &own, true)
+		case settings.Namespaces != nil && len(byObject.Namespaces) > 0:
+			return nil, fmt.Errorf("crcache: cache.Options.ByObject[%T].Namespaces and the factory option WithNamespace or WithNamespaces both set namespaces; set them in one place", obj)
+		default:
+			p.namespaces = namespaceSlots(byObject.Namespaces, global, &own, false, opts.DefaultNamespaces)
 		}
 		c.byObject[gvk] = p
 	}
 	return c, nil
 }
 
-// newSlot is the slot of namespace ns of the namespaces configured: the
+// namespaceSlots are the slots of the namespaces configured, each
+// namespace's config defaulted from own (a ByObject's, if not nil), then
+// from the DefaultNamespaces entry of the namespace (defaultNamespaces),
+// then from global. Namespaces that set nothing of their own share one
+// slot, which follows the cache's namespaces if follows; the
 // AllNamespaces key watches every namespace but the others configured.
-func newSlot(ns string, cfg cache.Config, configured map[string]cache.Config) slot {
-	if ns == metav1.NamespaceAll {
+func namespaceSlots(configured map[string]cache.Config, global cache.Config, own *cache.Config, follows bool, defaultNamespaces ...map[string]cache.Config) []slot {
+	var shared []string
+	var slots []slot
+	for _, ns := range slices.Sorted(maps.Keys(configured)) {
+		cfg := configured[ns]
+		if ns != metav1.NamespaceAll && isZero(cfg) && !hasOwn(ns, defaultNamespaces) {
+			shared = append(shared, ns)
+			continue
+		}
+		if own != nil {
+			cfg = withDefaults(cfg, *own)
+		}
+		for _, d := range defaultNamespaces {
+			if nsDefaults, ok := d[ns]; ok {
+				cfg = withDefaults(cfg, nsDefaults)
+			}
+		}
+		cfg = withDefaults(cfg, global)
+		if ns != metav1.NamespaceAll {
+			slots = append(slots, slot{namespaces: []string{ns}, config: resolve(cfg)})
+			continue
+		}
 		var selectors []fields.Selector
 		for _, other := range slices.Sorted(maps.Keys(configured)) {
 			if other != metav1.NamespaceAll {
@@ -215,8 +251,86 @@ func newSlot(ns string, cfg cache.Config, configured map[string]cache.Config) sl
 		if len(selectors) > 0 {
 			cfg.FieldSelector = fields.AndSelectors(selectors...)
 		}
+		slots = append(slots, slot{config: resolve(cfg)})
 	}
-	return slot{namespace: ns, config: resolve(cfg)}
+	if len(shared) > 0 {
+		cfg := global
+		if own != nil {
+			cfg = withDefaults(*own, global)
+		}
+		// Only namespaces with no settings of their own share a slot, so
+		// that only the cache's own namespaces follow SetNamespaces.
+		slots = append(slots, slot{namespaces: shared, follows: follows && !hasAll(configured), config: resolve(cfg)})
+	}
+	return slots
+}
+
+// hasOwn is whether a DefaultNamespaces entry of ns sets anything.
+func hasOwn(ns string, defaultNamespaces []map[string]cache.Config) bool {
+	for _, d := range defaultNamespaces {
+		if cfg, ok := d[ns]; ok && !isZero(cfg) {
+			return true
+		}
+	}
+	return false
+}
+
+// isZero is whether cfg sets nothing.
+func isZero(cfg cache.Config) bool {
+	return cfg.LabelSelector == nil && cfg.FieldSelector == nil && cfg.Transform == nil &&
+		cfg.UnsafeDisableDeepCopy == nil && cfg.EnableWatchBookmarks == nil && cfg.SyncPeriod == nil
+}
+
+// conflicts names each setting that opts and the factory options both
+// make: the namespaces, the selectors (a tweak of every request) and the
+// transform. Either may make it; both would leave one of them unused.
+func conflicts(opts cache.Options, s bridge.Settings) error {
+	var selectors, transforms bool
+	configs := []cache.Config{{LabelSelector: opts.DefaultLabelSelector, FieldSelector: opts.DefaultFieldSelector, Transform: opts.DefaultTransform}}
+	for _, cfg := range opts.DefaultNamespaces {
+		configs = append(configs, cfg)
+	}
+	for _, b := range opts.ByObject {
+		configs = append(configs, cache.Config{LabelSelector: b.Label, FieldSelector: b.Field, Transform: b.Transform})
+		for _, cfg := range b.Namespaces {
+			configs = append(configs, cfg)
+		}
+	}
+	for _, cfg := range configs {
+		selectors = selectors || cfg.LabelSelector != nil || cfg.FieldSelector != nil
+		transforms = transforms || cfg.Transform != nil
+	}
+	var errs []error
+	if s.Namespaces != nil && opts.DefaultNamespaces != nil {
+		errs = append(errs, errors.New("cache.Options.DefaultNamespaces and the factory option WithNamespace or WithNamespaces both set the namespaces"))
+	}
+	if s.Tweak != nil && selectors {
+		errs = append(errs, errors.New("cache.Options' label or field selectors (Default*Selector, DefaultNamespaces or ByObject) and the factory option WithTweakListOptions both change the requests"))
+	}
+	if s.Transform != nil && transforms {
+		errs = append(errs, errors.New("cache.Options' transform (DefaultTransform, DefaultNamespaces or ByObject) and the factory option WithTransform both set the transform"))
+	}
+	for _, resource := range slices.SortedFunc(maps.Keys(s.Resources), func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) }) {
+		r := s.Resources[resource]
+		if r.Namespaces && opts.DefaultNamespaces != nil {
+			errs = append(errs, fmt.Errorf("cache.Options.DefaultNamespaces and WithResourceOptions(%v).Namespaces both set its namespaces", resource))
+		}
+		if (r.Selectors || r.Tweak) && selectors {
+			errs = append(errs, fmt.Errorf("cache.Options' label or field selectors and WithResourceOptions(%v)'s selectors or TweakListOptions both change its requests", resource))
+		}
+		if r.Transform && transforms {
+			errs = append(errs, fmt.Errorf("cache.Options' transform and WithResourceOptions(%v).Transform both set its transform", resource))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("crcache: %w; set each in one place", errors.Join(errs...))
+	}
+	return nil
+}
+
+func hasAll(configured map[string]cache.Config) bool {
+	_, ok := configured[metav1.NamespaceAll]
+	return ok
 }
 
 // withDefaults fills every unset setting of cfg from defaults.
@@ -254,14 +368,11 @@ func resolve(cfg cache.Config) watchConfig {
 	}
 }
 
-// requestNamespace is the namespace a slot's requests are made in: its
-// own, or the one its field selector requires, so that a cache restricted
-// to a namespace by a field selector needs only that namespace's grants.
-func (s slot) requestNamespace() string {
-	if s.namespace != "" {
-		return s.namespace
-	}
-	if s.config.field == nil || s.config.field.Empty() {
+// restrictedNamespace is the namespace a slot of every namespace makes
+// its requests in when its field selector requires one, so that it needs
+// only that namespace's grants, as controller-runtime does.
+func (s slot) restrictedNamespace() string {
+	if s.namespaces != nil || s.config.field == nil || s.config.field.Empty() {
 		return ""
 	}
 	ns, _ := s.config.field.RequiresExactMatch("metadata.namespace")

@@ -54,10 +54,17 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object
 	if !started {
 		return &cache.ErrCacheNotStarted{}
 	}
+	c.mu.RLock()
+	pending := len(e.slots) == 0
 	if !e.namespaced {
 		key.Namespace = ""
 	}
 	si := e.slotOf(key.Namespace)
+	c.mu.RUnlock()
+	if pending {
+		// A kind not served yet has no objects (WithAPIDiscovery).
+		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, key.Name)
+	}
 	if si == nil {
 		return fmt.Errorf("unable to get: %v because of unknown namespace for the cache", key)
 	}
@@ -129,16 +136,20 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	if !started {
 		return &cache.ErrCacheNotStarted{}
 	}
+	// A kind not served yet (WithAPIDiscovery) has no slots: no objects.
+	c.mu.RLock()
 	slots := e.slots
-	if e.namespaced && listOpts.Namespace != "" {
+	if !e.namespaced {
+		listOpts.Namespace = ""
+	} else if listOpts.Namespace != "" && len(slots) > 0 {
 		si := e.slotOf(listOpts.Namespace)
 		if si == nil {
+			c.mu.RUnlock()
 			return fmt.Errorf("unable to list: %v because of unknown namespace for the cache", listOpts.Namespace)
 		}
 		slots = []*slotInformer{si}
-	} else if !e.namespaced {
-		listOpts.Namespace = ""
 	}
+	c.mu.RUnlock()
 	var items []runtime.Object
 	for _, si := range slots {
 		more, err := si.list(gvk, &listOpts, int64(len(items)))
@@ -156,15 +167,15 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 
 // slotOf is the slot that holds namespace's objects: the slot of that
 // namespace, else the one of every namespace (not configured otherwise),
-// else none.
+// else none. The caller holds c.mu for reading.
 func (e *entry) slotOf(namespace string) *slotInformer {
 	var all *slotInformer
 	for _, si := range e.slots {
-		switch si.namespace {
-		case namespace:
-			return si
-		case metav1.NamespaceAll:
+		switch {
+		case si.namespaces == nil:
 			all = si
+		case slices.Contains(si.namespaces, namespace):
+			return si
 		}
 	}
 	return all

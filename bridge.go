@@ -1,0 +1,72 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informers
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeinformers/informers/internal/bridge"
+)
+
+// This file answers what the controller-runtime bridge (the crcache
+// module) asks of a factory beyond its public API (internal/bridge).
+
+var _ bridge.Factory = &sharedInformerFactory{}
+
+// BridgeSettings implements bridge.Factory.
+func (f *sharedInformerFactory) BridgeSettings() bridge.Settings {
+	s := bridge.Settings{
+		Tweak:        f.tweakListOptions,
+		Transform:    f.transform,
+		APIDiscovery: f.apiDiscovery,
+		Resources:    make(map[schema.GroupVersionResource]bridge.ResourceSettings, len(f.resourceOptions)),
+	}
+	switch {
+	case len(f.namespaces) > 0:
+		s.Namespaces = slices.Clone(f.namespaces)
+	case f.namespaceSet && f.namespace != "":
+		s.Namespaces = []string{f.namespace}
+	}
+	for resource, o := range f.resourceOptions {
+		s.Resources[resource] = bridge.ResourceSettings{
+			Namespaces: len(o.Namespaces) > 0,
+			Selectors:  o.LabelSelector != "" || o.FieldSelector != "",
+			Tweak:      o.TweakListOptions != nil,
+			Transform:  o.Transform != nil,
+		}
+	}
+	return s
+}
+
+// WaitsForResource implements bridge.Factory.
+func (f *sharedInformerFactory) WaitsForResource(resource schema.GroupVersionResource) bool {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	found := false
+	for _, e := range f.all() {
+		if e.id.Resource != resource || e.hooks == nil {
+			continue
+		}
+		if !e.hooks.Absent() {
+			return false
+		}
+		found = true
+	}
+	return found
+}

@@ -1,0 +1,297 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package crcache
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/kubeinformers/informers/internal/bridge"
+)
+
+// This file is what WithAPIDiscovery adds to the cache: kinds that come
+// and go. controller-runtime's own cache fails GetInformer for a kind no
+// CRD serves yet, so a controller's source retries every 10 s, logs each
+// failure, and the manager exits after CacheSyncTimeout. Here the entry of
+// such a kind waits for it instead: GetInformer succeeds at once, the
+// informer reports synced (there is nothing to sync), reads find nothing,
+// and once the mapper knows the kind the cache builds its informers and
+// hands them the handlers and indexers given meanwhile. A kind that stops
+// being served later is the factory's informer's to follow (it empties by
+// delete events and waits); meanwhile it reports synced here too, so that
+// a controller started then does not time out.
+
+// followInformer is the informer GetInformer returns under
+// WithAPIDiscovery.
+type followInformer struct {
+	c      *Cache
+	e      *entry
+	obj    runtime.Object
+	closed chan struct{} // closed by RemoveInformer
+
+	mu       sync.Mutex
+	inner    cache.Informer // nil until the kind is served
+	handlers []*followRegistration
+	indexers []toolscache.Indexers
+}
+
+var _ cache.Informer = &followInformer{}
+
+func newFollowInformer(c *Cache, e *entry, obj runtime.Object) *followInformer {
+	f := &followInformer{c: c, e: e, obj: obj, closed: make(chan struct{})}
+	if len(e.slots) > 0 {
+		f.inner = e.inner
+	}
+	return f
+}
+
+func (f *followInformer) close() { close(f.closed) }
+
+// resolve waits until the mapper knows the entry's kind, then builds and
+// starts its informers and attaches what was given meanwhile. It asks
+// every 500 ms at first, growing to every 5 s, as the factory's discovery
+// does; it logs one line when it starts waiting and one when it is done.
+func (f *followInformer) resolve(ctx context.Context) {
+	gvk := f.e.key.gvk
+	log := klog.FromContext(ctx).WithValues("kind", gvk.String())
+	log.Info("crcache: no resource serves the kind: the cache waits for it, with none of its objects (WithAPIDiscovery)")
+	delay := 500 * time.Millisecond
+	for {
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-f.closed:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		delay = min(2*delay, 5*time.Second)
+		mapping, err := f.c.config.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			continue
+		}
+		f.c.mu.Lock()
+		if f.c.entries[f.e.key] != f.e || f.c.stopped {
+			f.c.mu.Unlock()
+			return
+		}
+		err = f.c.buildSlots(f.e, mapping, f.obj)
+		if err == nil {
+			f.c.startSlots(f.e)
+		}
+		f.c.mu.Unlock()
+		if err != nil {
+			log.Error(err, "crcache: the kind is served, but the cache cannot build its informer")
+			return
+		}
+		f.attach()
+		log.Info("crcache: the kind is served: the cache lists and watches it", "resource", mapping.Resource.String())
+		return
+	}
+}
+
+// attach hands the entry's new informer the handlers and indexers given
+// while the kind was not served.
+func (f *followInformer) attach() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inner = f.e.inner
+	for _, ix := range f.indexers {
+		if err := f.inner.AddIndexers(ix); err != nil {
+			klog.Background().Error(err, "crcache: adding indexers", "kind", f.e.key.gvk.String())
+		}
+	}
+	f.indexers = nil
+	for _, r := range f.handlers {
+		real, err := f.inner.AddEventHandlerWithOptions(r.handler, r.options)
+		if err != nil {
+			klog.Background().Error(err, "crcache: adding an event handler", "kind", f.e.key.gvk.String())
+			continue
+		}
+		r.setReal(real)
+	}
+}
+
+// waits is whether the entry's informers all wait for a resource the
+// server does not serve.
+func (f *followInformer) waits() bool {
+	f.c.mu.RLock()
+	defer f.c.mu.RUnlock()
+	if len(f.e.slots) == 0 {
+		return true
+	}
+	for _, si := range f.e.slots {
+		b, ok := si.factory.(bridge.Factory)
+		if !ok || !b.WaitsForResource(f.e.resource) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *followInformer) current() cache.Informer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inner
+}
+
+func (f *followInformer) AddEventHandler(handler toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	return f.AddEventHandlerWithOptions(handler, toolscache.HandlerOptions{})
+}
+
+func (f *followInformer) AddEventHandlerWithResyncPeriod(handler toolscache.ResourceEventHandler, resyncPeriod time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+	return f.AddEventHandlerWithOptions(handler, toolscache.HandlerOptions{ResyncPeriod: &resyncPeriod})
+}
+
+func (f *followInformer) AddEventHandlerWithOptions(handler toolscache.ResourceEventHandler, options toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := &followRegistration{f: f, handler: handler, options: options}
+	if f.inner != nil {
+		real, err := f.inner.AddEventHandlerWithOptions(handler, options)
+		if err != nil {
+			return nil, err
+		}
+		r.real = real
+	}
+	f.handlers = append(f.handlers, r)
+	return r, nil
+}
+
+func (f *followInformer) RemoveEventHandler(handle toolscache.ResourceEventHandlerRegistration) error {
+	r, ok := handle.(*followRegistration)
+	if !ok || r.f != f {
+		return errNotOurs(handle)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.handlers = slices.DeleteFunc(f.handlers, func(h *followRegistration) bool { return h == r })
+	if real := r.getReal(); real != nil && f.inner != nil {
+		return f.inner.RemoveEventHandler(real)
+	}
+	return nil
+}
+
+func (f *followInformer) AddIndexers(indexers toolscache.Indexers) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inner != nil {
+		return f.inner.AddIndexers(indexers)
+	}
+	f.indexers = append(f.indexers, indexers)
+	return nil
+}
+
+// HasSynced is true while the kind is not served, and afterwards once
+// the informer has synced or waits for its resource again.
+func (f *followInformer) HasSynced() bool {
+	inner := f.current()
+	return inner == nil || inner.HasSynced() || f.waits()
+}
+
+func (f *followInformer) HasSyncedChecker() toolscache.DoneChecker {
+	return newPolledDone("crcache "+f.e.key.gvk.String(), f.HasSynced, f.c.done, f.closed)
+}
+
+func (f *followInformer) IsStopped() bool {
+	inner := f.current()
+	return inner != nil && inner.IsStopped()
+}
+
+// followRegistration is a handler of a followInformer: synced while the
+// kind is not served, the informer's registration once it is.
+type followRegistration struct {
+	f       *followInformer
+	handler toolscache.ResourceEventHandler
+	options toolscache.HandlerOptions
+
+	mu   sync.Mutex
+	real toolscache.ResourceEventHandlerRegistration
+}
+
+func (r *followRegistration) setReal(real toolscache.ResourceEventHandlerRegistration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.real = real
+}
+
+func (r *followRegistration) getReal() toolscache.ResourceEventHandlerRegistration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.real
+}
+
+func (r *followRegistration) HasSynced() bool {
+	real := r.getReal()
+	return real == nil || real.HasSynced() || r.f.waits()
+}
+
+func (r *followRegistration) HasSyncedChecker() toolscache.DoneChecker {
+	return newPolledDone("crcache handler of "+r.f.e.key.gvk.String(), r.HasSynced, r.f.c.done, r.f.closed)
+}
+
+// polledDone is a DoneChecker of a condition no channel signals: it asks
+// every 100 ms, as client-go's WaitForCacheSync does, until the condition
+// holds or the cache stops.
+type polledDone struct {
+	name string
+	ch   chan struct{}
+}
+
+func newPolledDone(name string, cond func() bool, stops ...<-chan struct{}) *polledDone {
+	d := &polledDone{name: name, ch: make(chan struct{})}
+	if cond() {
+		close(d.ch)
+		return d
+	}
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stops[0]:
+				return
+			case <-stops[1]:
+				return
+			case <-t.C:
+				if cond() {
+					close(d.ch)
+					return
+				}
+			}
+		}
+	}()
+	return d
+}
+
+func (d *polledDone) Name() string          { return d.name }
+func (d *polledDone) Done() <-chan struct{} { return d.ch }
+
+// errNotOurs is the error of a registration another informer returned.
+func errNotOurs(handle toolscache.ResourceEventHandlerRegistration) error {
+	return fmt.Errorf("crcache: the registration %T was not returned by this informer", handle)
+}
