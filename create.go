@@ -50,7 +50,7 @@ func (f *sharedInformerFactory) informerFor(req recipe) *entry {
 		return e
 	}
 	spec := f.resolveSpec(req)
-	h := informer.NewHooks(spec, &f.shardMetrics, metricsOn)
+	h := informer.NewHooks(spec, &f.metrics.Shard, metricsProvider.On)
 	b := informer.Build(spec, h)
 	e := &entry{id: req.id, informer: b.Informer, base: b.Base, hooks: h, shard: b.Shard, namespaces: b.Namespaces, refused: spec.Refused}
 	if e.refused == nil {

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -205,10 +204,9 @@ type sharedInformerFactory struct {
 	// which SetNamespaces cannot change.
 	clientGoNamespace bool
 
-	// Metrics (metrics.go): the default name reserved for the factory
-	// label, and the shard metrics while following a membership.
-	defaultName  *cache.InformerName
-	shardMetrics atomic.Pointer[meter.Shard]
+	// metrics is the factory's part in the metrics (metrics.go): the
+	// name it reports under, and its shard metrics.
+	metrics meter.Factory
 }
 
 var (

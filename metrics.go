@@ -17,12 +17,8 @@ limitations under the License.
 package informers
 
 import (
-	"strconv"
-	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/meter"
 )
@@ -31,7 +27,8 @@ import (
 // library implements (the Prometheus one is the module
 // github.com/kubeinformers/informers/metrics), the process-wide provider,
 // and the metrics each informer and each sharded factory gets from it when
-// it starts. What reports into them is internal/meter.
+// it starts. internal/meter holds the provider (Provider), the factory's
+// name and shard metrics (Factory), and reports into the metrics.
 //
 // Without a provider nothing here runs: no handler is added, no handler or
 // transform is wrapped, nothing is allocated. The provider in force when an
@@ -159,10 +156,8 @@ type APIDiscoveryMetricsProvider interface {
 	NewWaitingForResourceMetric(id MetricsID) SettableGaugeMetric
 }
 
-// metricsProvider is the process-wide provider; nil means off.
-var metricsProvider atomic.Pointer[providerHolder]
-
-type providerHolder struct{ p MetricsProvider }
+// metricsProvider is the process-wide provider; none means off.
+var metricsProvider meter.Provider[MetricsProvider]
 
 // SetMetricsProvider makes every factory of the process report into p:
 // each informer that starts afterwards, in a factory made before or after,
@@ -172,56 +167,17 @@ type providerHolder struct{ p MetricsProvider }
 //
 // The Prometheus binding calls it (metrics.Register); call it yourself only
 // for another metrics library.
-func SetMetricsProvider(p MetricsProvider) {
-	if p == nil {
-		metricsProvider.Store(nil)
-		return
-	}
-	metricsProvider.Store(&providerHolder{p: p})
-}
-
-func currentMetricsProvider() MetricsProvider {
-	if h := metricsProvider.Load(); h != nil {
-		return h.p
-	}
-	return nil
-}
-
-// factoryCount numbers the factories of the process, for default names.
-var factoryCount atomic.Uint64
-
-// metricsName is the factory label: the name of WithInformerName, else a
-// default reserved with client-go's name registry, so that a factory named
-// later cannot take it. Called when metrics start, under f.lock.
-func (f *sharedInformerFactory) metricsName() string {
-	if f.informerName != nil {
-		return f.informerName.Name()
-	}
-	if f.defaultName == nil {
-		for {
-			n, err := cache.NewInformerName("kubeinformers-factory-" + strconv.FormatUint(factoryCount.Add(1), 10))
-			if err == nil {
-				f.defaultName = n
-				break
-			}
-		}
-	}
-	return f.defaultName.Name()
-}
-
-// metricsOn reports whether a provider is installed: handlers added
-// meanwhile have their lag measured (internal/meter).
-func metricsOn() bool { return metricsProvider.Load() != nil }
+func SetMetricsProvider(p MetricsProvider) { metricsProvider.Set(p) }
 
 // startMetrics starts e's metrics if a provider is installed; the caller
 // holds f.lock and runs e right after. It returns a stop function to call
 // when e's informer has returned, or nil.
 func (f *sharedInformerFactory) startMetrics(e *entry) func() {
-	p := currentMetricsProvider()
-	if p == nil {
+	p, ok := metricsProvider.Get()
+	if !ok {
 		return nil
 	}
-	id := MetricsID{Factory: f.metricsName(), Form: e.id.Form, Resource: e.id.Resource}
+	id := MetricsID{Factory: f.metrics.Name(f.informerName), Form: e.id.Form, Resource: e.id.Resource}
 	if id.Resource.Resource == "" && e.id.Type != nil {
 		id.Resource = schema.GroupVersionResource{Resource: e.id.Type.String()}
 	}
@@ -255,47 +211,34 @@ func (f *sharedInformerFactory) startMetrics(e *entry) func() {
 	if e.base != nil {
 		target = e.base.SharedIndexInformer
 	}
-	stop, err := e.hooks.Metrics.Run(target, e.informer.HasSyncedChecker().Done())
-	if err != nil {
-		klog.Background().Error(err, "Cannot count the events of an informer", "informer", e.id)
-	}
-	return stop
+	return e.hooks.Metrics.Start(target, e.informer.HasSyncedChecker().Done(), e.id)
 }
 
 // startShardMetrics starts the factory's shard metrics if a provider is
 // installed; the caller holds f.lock.
 func (f *sharedInformerFactory) startShardMetrics() *meter.Shard {
-	p := currentMetricsProvider()
-	if p == nil {
+	p, ok := metricsProvider.Get()
+	if !ok {
 		return nil
 	}
-	name := f.metricsName()
-	sm := &meter.Shard{
+	name := f.metrics.Name(f.informerName)
+	return f.metrics.StartShard(&meter.Shard{
 		Owned:    p.NewShardOwnedMetric(name),
 		Members:  p.NewShardMembersMetric(name),
 		Changes:  p.NewShardHandoversMetric(name),
 		Duration: p.NewShardHandoverDurationMetric(name),
 		Delete:   func() { p.DeleteShardMetrics(name) },
-	}
-	sm.Owned.Set(0)
-	sm.Members.Set(0)
-	f.shardMetrics.Store(sm)
-	return sm
+	})
 }
 
 // dropAllMetrics deletes the series of every informer of the factory and
 // of its shard, once Shutdown has stopped them.
 func (f *sharedInformerFactory) dropAllMetrics() {
 	f.lock.Lock()
-	all := f.all()
+	var hooks []*meter.Hooks
+	for _, e := range f.all() {
+		hooks = append(hooks, e.hooks.Metrics)
+	}
 	f.lock.Unlock()
-	for _, e := range all {
-		e.hooks.Metrics.Drop()
-	}
-	if sm := f.shardMetrics.Swap(nil); sm != nil {
-		sm.Delete()
-	}
-	if f.defaultName != nil {
-		f.defaultName.Release()
-	}
+	f.metrics.Drop(hooks)
 }

@@ -51,7 +51,7 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 		f.followingMembership = true
 		sm := f.startShardMetrics() // metrics.go
 		f.wg.Go(func() { f.shard.Follow(ctx, f.membership, sm) })
-	} else if f.shard != nil && f.shardMetrics.Load() == nil {
+	} else if f.shard != nil && f.metrics.Shard.Load() == nil {
 		// A fixed shard (WithShard, WithShardSelector): its share of the
 		// hash space, reported once.
 		f.shard.ReportFixed(f.startShardMetrics())
