@@ -17,7 +17,6 @@ limitations under the License.
 package informers
 
 import (
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeinformers/informers/internal/meter"
