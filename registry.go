@@ -17,7 +17,6 @@ limitations under the License.
 package informers
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -109,10 +108,8 @@ type entry struct {
 	// WaitForCacheSync and Ready report it.
 	refused error
 
-	// Set by Start, under the factory lock. Each informer runs under its
-	// own context so that RemoveInformer can stop it alone.
-	cancel context.CancelCauseFunc
-	done   chan struct{}
+	// run is set by Start, under the factory lock (internal/informer).
+	run informer.Run
 }
 
 // registryKey is the key of the registry's main index.
@@ -141,7 +138,7 @@ func (f *sharedInformerFactory) started() []*entry {
 	defer f.lock.Unlock()
 	var out []*entry
 	for _, e := range f.all() {
-		if e.done != nil {
+		if e.run.Done() != nil {
 			out = append(out, e)
 		}
 	}

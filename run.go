@@ -26,13 +26,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 )
 
 // This file runs and stops the factory's informers: Start, Shutdown,
 // RemoveInformer, WaitForCacheSync and WaitForResourceVersion (a wait on
-// the registry's informers of a resource, handed to internal/rvwait). Each informer runs under its own
-// context, so that RemoveInformer can stop one alone.
+// the registry's informers of a resource, handed to internal/rvwait). Each
+// informer runs under its own context, so that RemoveInformer can stop one
+// alone (internal/informer/run.go).
 
 func (f *sharedInformerFactory) Start(stopCh <-chan struct{}) {
 	f.StartWithContext(wait.ContextForChannel(stopCh))
@@ -57,26 +57,9 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 		f.shard.ReportFixed(f.startShardMetrics())
 	}
 	for _, e := range f.all() {
-		if e.done != nil {
-			continue
+		if e.run.Done() == nil { // not started yet (internal/informer/run.go)
+			e.run.Start(ctx, &f.wg, e.informer, e.refused != nil, f.startMetrics(e))
 		}
-		ictx, cancel := context.WithCancelCause(ctx)
-		done := make(chan struct{})
-		e.cancel, e.done = cancel, done
-		stopMetrics := f.startMetrics(e) // metrics.go
-		if e.refused != nil {
-			// Counted as started, so that WaitForCacheSync and Ready
-			// report it, but never run.
-			close(done)
-			continue
-		}
-		f.wg.Go(func() {
-			defer close(done)
-			if stopMetrics != nil {
-				defer stopMetrics()
-			}
-			e.informer.RunWithContext(ictx)
-		})
 	}
 }
 
@@ -120,15 +103,7 @@ func (f *sharedInformerFactory) RemoveInformer(resource schema.GroupVersionResou
 	// Wait outside the lock: an informer's handlers may call back into the
 	// factory (a Lister(), say) while they drain.
 	for _, e := range removed {
-		if e.cancel != nil {
-			e.cancel(errRemoved)
-			<-e.done
-		}
-		e.hooks.Metrics.Drop()
-		// Release the memory even if someone still holds the informer.
-		if err := e.informer.GetStore().Replace(nil, ""); err != nil {
-			klog.Background().Error(err, "Cannot empty the store of a removed informer", "informer", e.id)
-		}
+		e.run.Remove(errRemoved, e.hooks, e.informer, e.id) // internal/informer/run.go
 	}
 	return len(removed) > 0
 }
@@ -161,7 +136,7 @@ func (f *sharedInformerFactory) startedInformers() []informer.Started {
 	started := f.started()
 	all := make([]informer.Started, len(started))
 	for i, e := range started {
-		all[i] = informer.Started{Name: e.id.String(), Type: e.id.Type, Informer: e.informer, Hooks: e.hooks, Refused: e.refused, Shard: e.shard, Done: e.done}
+		all[i] = informer.Started{Name: e.id.String(), Type: e.id.Type, Informer: e.informer, Hooks: e.hooks, Refused: e.refused, Shard: e.shard, Done: e.run.Done()}
 	}
 	return all
 }
@@ -199,7 +174,7 @@ func (f *sharedInformerFactory) waitRequest(resource schema.GroupVersionResource
 	for _, e := range f.all() {
 		if e.id.Resource == resource {
 			r.Entries = append(r.Entries, rvwait.Entry{
-				Name: e.id.String(), Started: e.done != nil, Refused: e.refused, Done: e.done,
+				Name: e.id.String(), Started: e.run.Done() != nil, Refused: e.refused, Done: e.run.Done(),
 				Removed: e.removed.Load, Sources: &e.hooks.Versions, Informer: e.informer,
 				Observe: e.hooks.Metrics.ObserveWait,
 			})

@@ -19,7 +19,8 @@ package informers
 import (
 	"fmt"
 	"slices"
-	"strings"
+
+	"github.com/kubeinformers/informers/internal/informer"
 )
 
 // This file reports on the factory's informers without making a request:
@@ -53,28 +54,8 @@ func (f *sharedInformerFactory) SyncStatus() map[InformerID]bool {
 // informer holds, so it can back a /readyz endpoint; see the example of
 // [Factory].
 func (f *sharedInformerFactory) Ready() error {
-	var problems []string
-	for _, e := range f.started() {
-		if e.hooks.Absent() {
-			// It waits for its resource (WithAPIDiscovery): the
-			// cluster lacks it, the informer is not at fault.
-			continue
-		}
-		if !e.informer.HasSynced() {
-			problems = append(problems, describe(e))
-		} else if err := e.hooks.Health(); err != nil {
-			problems = append(problems, fmt.Sprintf("%s: failing: %v", e.id, err))
-		}
-	}
-	if len(problems) == 0 {
-		return nil
-	}
-	slices.Sort(problems)
-	return fmt.Errorf("informers not ready: %s", strings.Join(problems, "; "))
+	return informer.Ready(f.startedInformers()) // internal/informer/status.go
 }
-
-// describe says why e has not synced (internal/informer's NotSynced).
-func describe(e *entry) string { return fmt.Sprintf("%s: %s", e.id, e.hooks.NotSynced(e.refused)) }
 
 // Notices returns what an operator should know about the factory's
 // informers that does not make them unready, such as a server that ignored

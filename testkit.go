@@ -33,7 +33,7 @@ func (f *sharedInformerFactory) SettleTargets() []settle.Target {
 	all := f.all()
 	out := make([]settle.Target, 0, len(all)+1)
 	for _, e := range all {
-		out = append(out, e.hooks.SettleTarget(e.id.String(), e.refused, e.done))
+		out = append(out, e.hooks.SettleTarget(e.id.String(), e.refused, e.run.Done()))
 	}
 	if len(all) == 0 {
 		// No informer yet: a factory over a real client is still an error.

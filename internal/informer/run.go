@@ -1,0 +1,73 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package informer
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// Run is the running of one informer a factory holds. The factory's Start
+// starts it, under the factory's lock; each informer runs under a context
+// of its own, so that RemoveInformer can stop it alone.
+type Run struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// Start runs informer in wg, under a context of its own derived from ctx,
+// and calls stopMetrics, if set, once it has returned. A refused informer
+// is counted as started, so that WaitForCacheSync and Ready report it,
+// but never runs.
+func (r *Run) Start(ctx context.Context, wg *sync.WaitGroup, informer cache.SharedIndexInformer, refused bool, stopMetrics func()) {
+	ictx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	r.cancel, r.done = cancel, done
+	if refused {
+		close(done)
+		return
+	}
+	wg.Go(func() {
+		defer close(done)
+		if stopMetrics != nil {
+			defer stopMetrics()
+		}
+		informer.RunWithContext(ictx)
+	})
+}
+
+// Done is closed once the informer has returned (at once for a refused
+// one); nil until Start.
+func (r *Run) Done() chan struct{} { return r.done }
+
+// Remove ends an informer its factory no longer holds: it stops it with
+// cause, if it was started, and waits until it has returned; then it drops
+// its metrics (h) and empties its store, which releases the memory even if
+// someone still holds the informer. name names it in the log.
+func (r *Run) Remove(cause error, h *Hooks, informer cache.SharedIndexInformer, name any) {
+	if r.cancel != nil {
+		r.cancel(cause)
+		<-r.done
+	}
+	h.Metrics.Drop()
+	if err := informer.GetStore().Replace(nil, ""); err != nil {
+		klog.Background().Error(err, "Cannot empty the store of a removed informer", "informer", name)
+	}
+}
