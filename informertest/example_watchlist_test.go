@@ -33,7 +33,7 @@ import (
 	"github.com/kubeinformers/informers/informertest"
 )
 
-// Over a fake that serves watch-list streams, the informer gets its
+// Over a fake that streams watch lists, the informer gets its
 // initial state as from a server: a stream of the existing pods and the
 // bookmark that ends it, then the watch goes on.
 func ExampleServeWatchList() {
@@ -64,11 +64,11 @@ func ExampleServeWatchList() {
 	if err := informertest.Settle(ctx, factory); err != nil {
 		panic(err)
 	}
-	fmt.Println("streams served:", streams.WaitStreams(ctx, pods, 1) == nil)
+	fmt.Println("streams sent:", streams.WaitStreams(ctx, pods, 1) == nil)
 	fmt.Println("pods in the initial list:", initial.Load())
 	fmt.Println("ready:", factory.Ready())
 	// Output:
-	// streams served: true
+	// streams sent: true
 	// pods in the initial list: 2
 	// ready: <nil>
 }

@@ -63,7 +63,7 @@ type WatchList struct {
 // nor for a process that never calls it. The setting lasts as long as
 // client does.
 func ServeWatchList(client FakeClient) (*WatchList, error) {
-	s, err := settle.Serve(client)
+	s, err := settle.ServeWatchList(client)
 	if err != nil {
 		return nil, err
 	}

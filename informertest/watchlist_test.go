@@ -55,7 +55,7 @@ func podObjects(n int) []runtime.Object {
 	return out
 }
 
-// streamed is a factory over a fake that serves watch-list streams, with
+// streamed is a factory over a fake that streams watch lists, with
 // a handler on its pod informer, not started yet.
 type streamed struct {
 	client  *fake.Clientset
@@ -193,7 +193,7 @@ func TestWatchListStalledFallsBackToList(t *testing.T) {
 	x.h.check(t, "a create after the fallback", 4, 0, 0)
 }
 
-// A factory in ListModeList lists even over a client that serves streams.
+// A factory in ListModeList lists even over a client that streams watch lists.
 func TestWatchListModeList(t *testing.T) {
 	client := fake.NewClientset(podObjects(2)...)
 	wl, err := informertest.ServeWatchList(client)

@@ -47,7 +47,7 @@ func (h *Hooks) follow(spec *Spec, cfg *listwatch.Config, source string) func(ca
 		name += " in namespace " + source
 	}
 	si := settle.New(name, cfg.Namespace, cfg.Example)
-	if v := listwatch.Served(spec.Semantics); v != nil {
+	if v := listwatch.FakeWatchList(spec.Semantics); v != nil {
 		// informertest.ServeWatchList: the stream listwatch.Semantics
 		// promised the reflector.
 		si.Stream(v, cfg.Resource)

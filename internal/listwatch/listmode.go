@@ -87,29 +87,30 @@ func StreamGate() bool {
 // [cache.ToListWatcherWithWatchListSemantics] for an informer in mode:
 // client itself, or for the LIST modes a value that declares the lack of
 // watch-list semantics, which is how a reflector is told to list; or, for
-// a fake client that informertest.ServeWatchList made serve streams
+// a fake client that informertest.ServeWatchList made stream watch lists
 // (internal/settle), a value that declares nothing, so that the
 // reflector streams as over a server.
 func Semantics(client any, mode Mode) any {
 	if mode == ModeList || mode == ModeConsistentList {
 		return noStream{}
 	}
-	if v := settle.Served(client); v != nil {
-		return servedStream{v}
+	if v := settle.WatchListOf(client); v != nil {
+		return streamingFake{v}
 	}
 	return client
 }
 
-// servedStream is the watch-list semantics of a fake client that serves
-// streams: nothing declared, as a real client; v serves them.
-type servedStream struct{ v *settle.Streaming }
+// streamingFake is the watch-list semantics of a fake client that streams
+// watch lists: nothing declared, as a real client; v makes the streams.
+type streamingFake struct{ v *settle.Streaming }
 
-// Served returns what serves the streams of an informer whose semantics
-// (from Semantics) are those of a fake client that serves them, or nil.
-// The informer's follower (internal/informer/settle.go) serves them when
-// and only when the reflector was told that it streams.
-func Served(semantics any) *settle.Streaming {
-	if s, ok := semantics.(servedStream); ok {
+// FakeWatchList returns what makes the watch-list streams of an informer
+// whose semantics (from Semantics) are those of a fake client that
+// streams them, or nil. The informer's follower
+// (internal/informer/settle.go) makes them when and only when the
+// reflector was told that it streams.
+func FakeWatchList(semantics any) *settle.Streaming {
+	if s, ok := semantics.(streamingFake); ok {
 		return s.v
 	}
 	return nil
@@ -118,7 +119,7 @@ func Served(semantics any) *settle.Streaming {
 // lacksStream reports whether client declares that it cannot stream, and
 // was not made to (Semantics).
 func lacksStream(client any) bool {
-	return watchlist.DoesClientNotSupportWatchListSemantics(client) && settle.Served(client) == nil
+	return watchlist.DoesClientNotSupportWatchListSemantics(client) && settle.WatchListOf(client) == nil
 }
 
 // noStream declares that a ListerWatcher has no watch-list semantics
@@ -148,7 +149,7 @@ type listMode struct {
 func (m *listMode) watchStream(ctx context.Context, w watch.Interface) watch.Interface {
 	st := m.cfg.Streams.begin(m.cfg.Namespace)
 	bound := time.Duration(stallTimeout.Load())
-	if v := settle.Served(m.cfg.Client); v != nil && v.StallTimeout() > 0 {
+	if v := settle.WatchListOf(m.cfg.Client); v != nil && v.StallTimeout() > 0 {
 		bound = v.StallTimeout() // informertest.WatchList.SetStallTimeout
 	}
 	return watchStream(ctx, w, st, bound,

@@ -175,10 +175,10 @@ type Informer struct {
 	// closes it from a goroutine of its own).
 	synced <-chan struct{}
 
-	// serve and resource are set by Stream (stream.go) when the client
-	// serves watch-list streams.
-	serve    *Streaming
-	resource schema.GroupVersionResource
+	// watchList and resource are set by Stream (stream.go) when the
+	// client streams watch lists (informertest.ServeWatchList).
+	watchList *Streaming
+	resource  schema.GroupVersionResource
 }
 
 // New returns the follower of one client-go informer: name names it in
@@ -199,15 +199,15 @@ func (s *Informer) Namespace() string { return s.namespace }
 
 // Watch wraps the informer's watch call next: each watch it opens is read
 // through a stream that markers can be put into. list is the list call of
-// the same client, which serves the start of a watch-list stream when the
-// client serves them (Stream).
+// the same client, which makes the start of a watch-list stream when the
+// client streams watch lists (Stream).
 func (s *Informer) Watch(list ListFunc, next func(context.Context, metav1.ListOptions) (watch.Interface, error)) func(context.Context, metav1.ListOptions) (watch.Interface, error) {
 	return func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 		initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
-		var sv *served
-		if initial && s.serve != nil {
+		var start *streamStart
+		if initial && s.watchList != nil {
 			var err error
-			if sv, opts, err = s.initial(ctx, list, opts); err != nil {
+			if start, opts, err = s.initial(ctx, list, opts); err != nil {
 				return nil, err
 			}
 		}
@@ -226,10 +226,10 @@ func (s *Informer) Watch(list ListFunc, next func(context.Context, metav1.ListOp
 			lastRV:  opts.ResourceVersion,
 		}
 		var queue []watch.Event
-		if sv != nil {
-			// The stream's start, served from the fake's list: read
-			// as if it came from the watch, ahead of its events.
-			queue, st.served = sv.events, sv
+		if start != nil {
+			// The stream's start, made of the fake's list: read as if
+			// it came from the watch, ahead of its events.
+			queue, st.start = start.events, start
 			for _, ev := range queue {
 				st.read(ev)
 			}
@@ -237,8 +237,8 @@ func (s *Informer) Watch(list ListFunc, next func(context.Context, metav1.ListOp
 		if !st.initial {
 			s.started(st)
 		}
-		if st.served != nil && len(queue) == 0 {
-			st.served.v.delivered(st.served.resource)
+		if st.start != nil && len(queue) == 0 {
+			st.start.v.delivered(st.start.resource)
 		}
 		go st.run(queue)
 		return st, nil
@@ -306,9 +306,10 @@ type stream struct {
 	// lastRV is the resource version of the last event read.
 	initial bool
 	lastRV  string
-	// served, for a stream served from the fake's list (stream.go), is
-	// told when the last of its first len(served.events) events is sent.
-	served *served
+	// start, for a watch-list stream whose start is made of the fake's
+	// list (stream.go), is told when the last of its first
+	// len(start.events) events is sent.
+	start *streamStart
 }
 
 func (st *stream) ResultChan() <-chan watch.Event { return st.out }
@@ -342,7 +343,7 @@ func (st *stream) run(queue []watch.Event) {
 	defer close(st.out)
 	defer st.inner.Stop()
 	in := st.inner.ResultChan()
-	// toSend is how many of the served events at the head of queue are
+	// toSend is how many of the start's events at the head of queue are
 	// still to be sent.
 	toSend := len(queue)
 	var waiting []pending
@@ -381,7 +382,7 @@ func (st *stream) run(queue []watch.Event) {
 			queue = queue[1:]
 			if toSend > 0 {
 				if toSend--; toSend == 0 {
-					st.served.v.delivered(st.served.resource)
+					st.start.v.delivered(st.start.resource)
 				}
 			}
 		case <-st.stop:

@@ -32,14 +32,14 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// This file serves watch-list streams over a fake client, for
+// This file makes a fake client stream watch lists, for
 // informertest.ServeWatchList. client-go's fakes declare that they cannot
 // stream (IsWatchListSemanticsUnSupported), so a reflector over one lists;
 // and their object tracker could not serve a stream anyway: its watch
 // knows no kind to list with, and replays existing objects into a channel
 // of 100 that panics when full. Once a fake client is registered here
-// (Serve), the factory's informers over it stream (listwatch.Semantics
-// asks Served) and each namespace's follower (Informer.Watch) answers a
+// (ServeWatchList), the factory's informers over it stream
+// (listwatch.Semantics asks WatchListOf) and each namespace's follower (Informer.Watch) answers a
 // watch with sendInitialEvents from the fake's own LIST and WATCH: the
 // listed objects as ADDED events, the bookmark that ends the initial
 // events ("k8s.io/initial-events-end") at the list's resource version,
@@ -47,7 +47,7 @@ import (
 // other watch so that Settle stays exact. The reflector sees what a
 // server sends and takes its watch-list path.
 
-// Streaming is the watch-list serving of one fake client.
+// Streaming is how one fake client streams watch lists.
 type Streaming struct {
 	// stallTimeout, if not 0, replaces listwatch.StallTimeout for the
 	// streams of the client's informers.
@@ -81,9 +81,10 @@ func clientKey(client any) (weak.Pointer[byte], bool) {
 	return weak.Make((*byte)(v.UnsafePointer())), true
 }
 
-// Serve registers client, a fake client, as serving watch-list streams,
-// and returns its Streaming (the same one for every call on client).
-func Serve(client any) (*Streaming, error) {
+// ServeWatchList registers client, a fake client, as streaming watch
+// lists, and returns its Streaming (the same one for every call on
+// client).
+func ServeWatchList(client any) (*Streaming, error) {
 	if !IsFake(client) {
 		return nil, fmt.Errorf("informertest: %T is not one of client-go's fake clients", client)
 	}
@@ -110,10 +111,10 @@ func Serve(client any) (*Streaming, error) {
 	return s, nil
 }
 
-// Served returns the Streaming of client, or nil when client does not
-// serve watch-list streams: one atomic load in a process that never
+// WatchListOf returns the Streaming of client, or nil when client does
+// not stream watch lists: one atomic load in a process that never
 // registered a client.
-func Served(client any) *Streaming {
+func WatchListOf(client any) *Streaming {
 	if !registry.used.Load() {
 		return nil
 	}
@@ -164,24 +165,25 @@ func (v *Streaming) WaitSent(ctx context.Context, resource schema.GroupVersionRe
 // ListFunc is a list call.
 type ListFunc func(context.Context, metav1.ListOptions) (runtime.Object, error)
 
-// served is what a stream the follower serves begins with.
-type served struct {
+// streamStart is what a watch-list stream of a fake client begins with:
+// the fake's list as ADDED events, and the bookmark that ends them.
+type streamStart struct {
 	v        *Streaming
 	resource schema.GroupVersionResource
 	events   []watch.Event
 }
 
-// Stream makes s serve the watch-list streams of its informer, of
+// Stream makes s answer the watch-list streams of its informer, of
 // resource, as v says, from the list and watch calls given to Watch. It
 // must be called before the informer runs.
 func (s *Informer) Stream(v *Streaming, resource schema.GroupVersionResource) {
-	s.serve, s.resource = v, resource
+	s.watchList, s.resource = v, resource
 }
 
 // initial lists, with list, what a watch with sendInitialEvents opts starts with, and
 // returns the events of the stream's start and the options of the plain
 // watch that follows them.
-func (s *Informer) initial(ctx context.Context, list ListFunc, opts metav1.ListOptions) (*served, metav1.ListOptions, error) {
+func (s *Informer) initial(ctx context.Context, list ListFunc, opts metav1.ListOptions) (*streamStart, metav1.ListOptions, error) {
 	lo := opts
 	lo.Watch, lo.SendInitialEvents, lo.AllowWatchBookmarks = false, nil, false
 	lo.ResourceVersion, lo.ResourceVersionMatch, lo.TimeoutSeconds = "", "", nil
@@ -199,11 +201,11 @@ func (s *Informer) initial(ctx context.Context, list ListFunc, opts metav1.ListO
 		return nil, opts, fmt.Errorf("informertest: %s: the fake's list %T: %w", s.name, obj, err)
 	}
 	rv := lm.GetResourceVersion()
-	sv := &served{v: s.serve, resource: s.resource, events: make([]watch.Event, 0, len(items)+1)}
+	start := &streamStart{v: s.watchList, resource: s.resource, events: make([]watch.Event, 0, len(items)+1)}
 	for _, item := range items {
-		sv.events = append(sv.events, watch.Event{Type: watch.Added, Object: item})
+		start.events = append(start.events, watch.Event{Type: watch.Added, Object: item})
 	}
-	if !s.serve.stalls(s.resource) {
+	if !s.watchList.stalls(s.resource) {
 		bookmark := s.example.DeepCopyObject()
 		m, err := meta.Accessor(bookmark)
 		if err != nil {
@@ -211,9 +213,9 @@ func (s *Informer) initial(ctx context.Context, list ListFunc, opts metav1.ListO
 		}
 		m.SetResourceVersion(rv)
 		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
-		sv.events = append(sv.events, watch.Event{Type: watch.Bookmark, Object: bookmark})
+		start.events = append(start.events, watch.Event{Type: watch.Bookmark, Object: bookmark})
 	}
 	wo := opts
 	wo.SendInitialEvents, wo.ResourceVersion, wo.ResourceVersionMatch = nil, rv, ""
-	return sv, wo, nil
+	return start, wo, nil
 }
