@@ -55,6 +55,7 @@ coverpkg="$module,$module/internal/...,$module/sharding,$module/gensupport,$modu
 declare -A skip=(
 	[test/e2e]="needs a kube-apiserver and etcd; run test/e2e/run.sh (hack/test.sh does)"
 	[bench/scale]="a benchmark harness: its tests check its own flags and reports, not the library"
+	[crcache/crsuite]="its only tests are controller-runtime's cache suite, copied in at test time, which needs a kube-apiserver and etcd; run hack/crsuite.sh (hack/test.sh does)"
 )
 
 tmp=$(mktemp -d)

@@ -5,7 +5,8 @@
 #   golangci-lint (.golangci.yml; includes go vet), go test -race (with the
 #   library's statement coverage, hack/coverage.sh), the API
 #   parity check against client-go, the bench-scale smoke and the e2e suite
-#   against a kube-apiserver and etcd built from the Go module proxy.
+#   against a kube-apiserver and etcd built from the Go module proxy, and
+#   controller-runtime's own cache suite against crcache (hack/crsuite.sh).
 #
 #   hack/test.sh -next   also runs the other lane: a copy moved to the
 #                        upcoming client-go (the newest version the module
@@ -33,8 +34,9 @@
 #     (compiles k8s.io/* without -race, which  |   build golangci-lint, every
 #      lint, codegen and parity then reuse)     |   race-built test (vet off:
 #                                               |   lint runs go vet)
-#   background: e2e suite                       | foreground: golangci-lint,
-#     (mostly waiting on the servers)           |   codegen, parity, smoke
+#   background: e2e suite, then controller-     | foreground: golangci-lint,
+#     runtime's cache suite (hack/crsuite.sh)   |   codegen, parity, smoke
+#     (mostly waiting on the servers)           |
 #                                               |   (and with -next the next
 #                                               |   lane: its own Go
 #                                               |   toolchain, so it shares
@@ -71,14 +73,17 @@ command -v go >/dev/null || { echo "test.sh: no go on PATH" >&2; exit 1; }
 mapfile -t all_modules < <(modules)
 # Modules whose `go test ./...` needs no apiserver. test/e2e runs in the e2e
 # step (test/e2e/run.sh); hack/testenv only builds the e2e binaries
-# (build.sh); a module without Go files (hack/tools) has nothing to test.
+# (build.sh); crcache/crsuite has no tests of its own: its tests are
+# controller-runtime's cache suite, which hack/crsuite.sh hands to go test at
+# run time (never in the tree, so lint and tidy see only its committed file);
+# a module without Go files (hack/tools) has nothing to test.
 unit_modules=()
 lint_modules=()
 for m in "${all_modules[@]}"; do
 	has_go_files "$m" || continue
 	lint_modules+=("$m")
 	case "$m" in
-	test/e2e | hack/testenv) ;;
+	test/e2e | hack/testenv | crcache/crsuite) ;;
 	*) unit_modules+=("$m") ;;
 	esac
 done
@@ -268,7 +273,16 @@ step "compile the e2e tests (race)" compile_e2e
 # ----------------------------------------------------------------------------
 
 finish_background
-background "e2e against kube-apiserver and etcd (test/e2e/run.sh)" test/e2e/run.sh
+# The e2e lane: the e2e suite, then controller-runtime's own cache suite
+# against crcache.New (hack/crsuite.sh: race-built, envtest on the same
+# kube-apiserver and etcd), each run even if the other fails.
+e2e_lane() {
+	local rc=0
+	test/e2e/run.sh || rc=$?
+	hack/crsuite.sh || rc=$?
+	return "$rc"
+}
+background "e2e and controller-runtime's cache suite (test/e2e/run.sh, hack/crsuite.sh)" e2e_lane
 
 for m in "${lint_modules[@]}"; do
 	step "golangci-lint ($m)" lint "$m"
