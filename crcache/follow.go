@@ -51,6 +51,9 @@ type followInformer struct {
 	obj    runtime.Object
 	closed chan struct{} // closed by RemoveInformer
 
+	checkerOnce sync.Once
+	checker     *polledDone
+
 	mu       sync.Mutex
 	inner    cache.Informer // nil until the kind is served
 	handlers []*followRegistration
@@ -214,7 +217,10 @@ func (f *followInformer) HasSynced() bool {
 }
 
 func (f *followInformer) HasSyncedChecker() toolscache.DoneChecker {
-	return newPolledDone("crcache "+f.e.key.gvk.String(), f.HasSynced, f.c.done, f.closed)
+	f.checkerOnce.Do(func() {
+		f.checker = newPolledDone("crcache "+f.e.key.gvk.String(), f.HasSynced, f.c.done, f.closed)
+	})
+	return f.checker
 }
 
 func (f *followInformer) IsStopped() bool {
@@ -228,6 +234,9 @@ type followRegistration struct {
 	f       *followInformer
 	handler toolscache.ResourceEventHandler
 	options toolscache.HandlerOptions
+
+	checkerOnce sync.Once
+	checker     *polledDone
 
 	mu   sync.Mutex
 	real toolscache.ResourceEventHandlerRegistration
@@ -251,7 +260,10 @@ func (r *followRegistration) HasSynced() bool {
 }
 
 func (r *followRegistration) HasSyncedChecker() toolscache.DoneChecker {
-	return newPolledDone("crcache handler of "+r.f.e.key.gvk.String(), r.HasSynced, r.f.c.done, r.f.closed)
+	r.checkerOnce.Do(func() {
+		r.checker = newPolledDone("crcache handler of "+r.f.e.key.gvk.String(), r.HasSynced, r.f.c.done, r.f.closed)
+	})
+	return r.checker
 }
 
 // polledDone is a DoneChecker of a condition no channel signals: it asks

@@ -103,7 +103,8 @@ func (c *Cache) getEntry(ctx context.Context, gvk schema.GroupVersionKind, obj r
 	c.mu.RLock()
 	e, started := c.entries[key], c.started
 	c.mu.RUnlock()
-	if e == nil {
+	fresh := e == nil
+	if fresh {
 		if failOnMissing {
 			return nil, false, &cache.ErrResourceNotCached{GVK: gvk}
 		}
@@ -112,10 +113,10 @@ func (c *Cache) getEntry(ctx context.Context, gvk schema.GroupVersionKind, obj r
 			return nil, started, err
 		}
 	}
-	if block && started && !e.informer.HasSynced() {
-		if !waitForSync(ctx, e.informer.HasSynced) {
-			return nil, started, apierrors.NewTimeoutError(fmt.Sprintf("failed waiting for %T Informer to sync", obj), 0)
-		}
+	// An informer built for this call has not synced when the call was
+	// given up already, however quickly it syncs now.
+	if block && started && ((fresh && ctx.Err() != nil) || !waitForSync(ctx, e.informer.HasSynced)) {
+		return nil, started, apierrors.NewTimeoutError(fmt.Sprintf("failed waiting for %T Informer to sync", obj), 0)
 	}
 	return e, started, nil
 }

@@ -18,6 +18,7 @@ package crcache
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	toolscache "k8s.io/client-go/tools/cache"
@@ -30,6 +31,9 @@ import (
 type multiInformer struct {
 	entry *entry
 	done  <-chan struct{} // closed when the cache stops
+
+	checkerOnce sync.Once
+	checker     *allDone
 }
 
 var _ cache.Informer = &multiInformer{}
@@ -97,11 +101,14 @@ func (m *multiInformer) HasSynced() bool {
 }
 
 func (m *multiInformer) HasSyncedChecker() toolscache.DoneChecker {
-	checkers := make([]toolscache.DoneChecker, len(m.entry.slots))
-	for i, si := range m.entry.slots {
-		checkers[i] = si.informer.HasSyncedChecker()
-	}
-	return newAllDone(checkers, m.done)
+	m.checkerOnce.Do(func() {
+		checkers := make([]toolscache.DoneChecker, len(m.entry.slots))
+		for i, si := range m.entry.slots {
+			checkers[i] = si.informer.HasSyncedChecker()
+		}
+		m.checker = newAllDone(checkers, m.done)
+	})
+	return m.checker
 }
 
 func (m *multiInformer) IsStopped() bool {
@@ -118,6 +125,9 @@ type multiRegistration struct {
 	handles   []toolscache.ResourceEventHandlerRegistration
 	informers []toolscache.SharedIndexInformer
 	done      <-chan struct{}
+
+	checkerOnce sync.Once
+	checker     *allDone
 }
 
 func (r *multiRegistration) HasSynced() bool {
@@ -130,15 +140,18 @@ func (r *multiRegistration) HasSynced() bool {
 }
 
 func (r *multiRegistration) HasSyncedChecker() toolscache.DoneChecker {
-	checkers := make([]toolscache.DoneChecker, len(r.handles))
-	for i, h := range r.handles {
-		checkers[i] = h.HasSyncedChecker()
-	}
-	return newAllDone(checkers, r.done)
+	r.checkerOnce.Do(func() {
+		checkers := make([]toolscache.DoneChecker, len(r.handles))
+		for i, h := range r.handles {
+			checkers[i] = h.HasSyncedChecker()
+		}
+		r.checker = newAllDone(checkers, r.done)
+	})
+	return r.checker
 }
 
-// allDone is done when every checker is; its goroutine ends then, or when
-// the cache stops.
+// allDone is done when every checker is: at once if they are, else its
+// goroutine closes it then, or ends when the cache stops.
 type allDone struct {
 	checkers []toolscache.DoneChecker
 	ch       chan struct{}
@@ -146,6 +159,10 @@ type allDone struct {
 
 func newAllDone(checkers []toolscache.DoneChecker, stop <-chan struct{}) *allDone {
 	d := &allDone{checkers: checkers, ch: make(chan struct{})}
+	if allClosed(checkers) {
+		close(d.ch)
+		return d
+	}
 	go func() {
 		for _, c := range checkers {
 			select {
@@ -157,6 +174,17 @@ func newAllDone(checkers []toolscache.DoneChecker, stop <-chan struct{}) *allDon
 		close(d.ch)
 	}()
 	return d
+}
+
+func allClosed(checkers []toolscache.DoneChecker) bool {
+	for _, c := range checkers {
+		select {
+		case <-c.Done():
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (d *allDone) Done() <-chan struct{} { return d.ch }
