@@ -17,10 +17,10 @@ limitations under the License.
 package informers
 
 import (
-	"fmt"
 	"maps"
 	"reflect"
-	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeinformers/informers/internal/binding"
 	"github.com/kubeinformers/informers/internal/optcheck"
@@ -68,11 +68,7 @@ func (f *sharedInformerFactory) unservedOptions() []string {
 	if f.dynamicClient != nil || f.metadataClient != nil {
 		return nil
 	}
-	var out []string
-	for _, resource := range slices.SortedFunc(maps.Keys(f.resourceOptions), compareResources) {
-		if !isBuiltIn(resource) && f.bindings.Bound(resource) == nil {
-			out = append(out, fmt.Sprintf("WithResourceOptions(%v): no informer serves it: the resource is not built in, not bound (a generated New, gensupport.Bind) and the factory has no dynamic or metadata client (NewForConfig, WithDynamicClient)", resource))
-		}
-	}
-	return out
+	return optcheck.Unserved(maps.Keys(f.resourceOptions), func(r schema.GroupVersionResource) bool {
+		return isBuiltIn(r) || f.bindings.Bound(r) != nil
+	})
 }

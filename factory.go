@@ -35,6 +35,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/accessor"
 	"github.com/kubeinformers/informers/internal/binding"
+	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/meter"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
@@ -262,18 +263,8 @@ func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultRes
 // [WithDynamicClient] and [WithMetadataClient], or use [NewForConfig].
 func New(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) (Factory, error) {
 	f := newFactory(client, defaultResync, options)
-	var errs []error
-	switch {
-	case client == nil && !f.withoutClientset:
-		errs = append(errs, errors.New("the kubernetes.Interface is nil"))
-	case client != nil && f.withoutClientset:
-		errs = append(errs, errors.New("WithoutClientset: a kubernetes.Interface was given as well"))
-	}
-	if defaultResync < 0 {
-		errs = append(errs, fmt.Errorf("the default resync period %v is negative", defaultResync))
-	}
-	if err := errors.Join(append(errs, f.optionErrs.All()...)...); err != nil {
-		return nil, fmt.Errorf("informers: %w", err)
+	if err := f.optionErrs.New(client == nil, f.withoutClientset, defaultResync); err != nil {
+		return nil, err // internal/optcheck
 	}
 	return f, nil
 }
@@ -296,7 +287,7 @@ func NewForConfig(config *rest.Config, defaultResync time.Duration, options ...S
 	if config == nil {
 		return nil, errors.New("informers: NewForConfig: the rest.Config is nil")
 	}
-	client, err := kubernetes.NewForConfig(protobufConfig(config))
+	client, err := kubernetes.NewForConfig(listwatch.ProtobufConfig(config))
 	if err != nil {
 		return nil, fmt.Errorf("informers: NewForConfig: building the clientset for %q: %w", config.Host, err)
 	}

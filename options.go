@@ -19,9 +19,9 @@ package informers
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -133,18 +133,7 @@ func (f *sharedInformerFactory) checkFactoryOptions() {
 // either as an error, the other constructors log it and ignore the entry.
 func WithCustomResyncConfig(resyncConfig map[metav1.Object]time.Duration) SharedInformerOption {
 	return func(factory *sharedInformerFactory) *sharedInformerFactory {
-		for obj, period := range resyncConfig {
-			t := reflect.TypeOf(obj)
-			switch {
-			case t == nil:
-				factory.invalid(fmt.Errorf("WithCustomResyncConfig: a nil key names no type (resync period %v)", period))
-				continue
-			case period < 0:
-				factory.invalid(fmt.Errorf("WithCustomResyncConfig: the resync period %v for %v is negative", period, t))
-				continue
-			}
-			factory.customResync[t] = period
-		}
+		maps.Copy(factory.customResync, optcheck.CustomResync(resyncConfig, factory.invalid))
 		return factory
 	}
 }
@@ -267,8 +256,4 @@ func WithoutClientset() SharedInformerOption {
 		factory.withoutClientset = true
 		return factory
 	}
-}
-
-func compareResources(a, b schema.GroupVersionResource) int {
-	return strings.Compare(a.String(), b.String())
 }

@@ -16,16 +16,10 @@ limitations under the License.
 
 package informers
 
-import (
-	"k8s.io/client-go/rest"
-
-	"github.com/kubeinformers/informers/internal/listwatch"
-)
-
-// This file holds the wire encoding of typed informers: WithProtobuf, and
-// the content types NewForConfig gives a rest.Config that sets none.
-// ResourceOptions.Protobuf is in resource_options.go; the requests are
-// made in internal/listwatch (protobuf.go).
+// This file holds the wire encoding of typed informers: WithProtobuf.
+// ResourceOptions.Protobuf is in resource_options.go; the requests, and
+// the content types NewForConfig gives a rest.Config that sets none
+// (ProtobufConfig), are internal/listwatch's (protobuf.go).
 
 // WithProtobuf makes every typed informer of a built-in resource ask the
 // API server for protobuf (Accept: "application/vnd.kubernetes.protobuf,
@@ -53,19 +47,4 @@ func WithProtobuf() SharedInformerOption {
 		factory.protobuf = true
 		return factory
 	}
-}
-
-// protobufConfig returns the config of NewForConfig's clientset: config
-// itself when it sets a content type, else a copy that asks for protobuf
-// with a JSON fallback, as kube-controller-manager's clients do. The
-// dynamic and metadata clients are built from config, not from this copy:
-// they choose their own content types.
-func protobufConfig(config *rest.Config) *rest.Config {
-	if config.ContentType != "" || config.AcceptContentTypes != "" {
-		return config
-	}
-	c := rest.CopyConfig(config)
-	c.ContentType = listwatch.ContentTypeProtobuf
-	c.AcceptContentTypes = listwatch.AcceptProtobuf
-	return c
 }

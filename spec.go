@@ -75,9 +75,10 @@ type recipe struct {
 // resolveSpec applies the options to a recipe, in this order: identity
 // and source, refusal, namespaces and requests, resync and indexers, the
 // user's and the lean transform, list mode and metrics identity; then the
-// shard; then what the list/watch layer makes of them (the per-page
-// pretransform, the departures wrapper, the stream semantics). Build
-// (internal/informer) reads nothing but the spec it returns.
+// shard; then what follows from them (Spec.Finish: the shard's selector
+// or refusal, the per-page pretransform, the departures wrapper, the
+// stream semantics). Build (internal/informer) reads nothing but the spec
+// it returns.
 func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 	resource := req.id.Resource
 	ro := f.resourceOptions[resource]
@@ -154,14 +155,6 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 	case f.shard != nil && f.shard.AppliesTo(req.namespaced):
 		s.Shard, s.ShardOption = f.shard, f.shardOption
 		followsMembership = f.shard.Follows()
-	}
-	switch {
-	case s.Shard == nil:
-	case !followsMembership:
-		s.Selector = s.Shard.Selector()
-	case s.NewInformer != nil && s.Refused == nil:
-		// A fixed selector cannot follow a membership: fail closed.
-		s.Refused = fmt.Errorf("not started: %s: an informer built by InformerFor's newFunc cannot follow a shard membership; use the generated accessors or ForResource", s.ShardOption)
 	}
 
 	builtInTyped := req.id.Form == FormTyped && req.typed != nil && isBuiltIn(resource)

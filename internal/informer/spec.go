@@ -17,6 +17,7 @@ limitations under the License.
 package informer
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -80,11 +81,21 @@ type Spec struct {
 	Refused error
 }
 
-// Finish sets what the list/watch layer makes of a resolved spec, for an
-// informer the factory's own list and watch serve: the per-page
+// Finish sets what follows from a resolved spec: a fixed shard's
+// selector, or the refusal of an informer of NewInformer whose shard
+// follows a membership; and, for an informer the factory's own list and
+// watch serve, what the list/watch layer makes of the spec: the per-page
 // pretransform, the departures wrapper of an informer that follows a
 // shard membership, and the stream semantics.
 func (s *Spec) Finish(followsMembership bool) {
+	switch {
+	case s.Shard == nil:
+	case !followsMembership:
+		s.Selector = s.Shard.Selector()
+	case s.NewInformer != nil && s.Refused == nil:
+		// A fixed selector cannot follow a membership: fail closed.
+		s.Refused = fmt.Errorf("not started: %s: an informer built by InformerFor's newFunc cannot follow a shard membership; use the generated accessors or ForResource", s.ShardOption)
+	}
 	lw := &s.ListWatch
 	if s.NewInformer != nil {
 		return

@@ -38,6 +38,21 @@ const (
 	AcceptProtobuf      = ContentTypeProtobuf + ",application/json"
 )
 
+// ProtobufConfig returns the config of the root's NewForConfig clientset:
+// config itself when it sets a content type, else a copy that asks for
+// protobuf with a JSON fallback, as kube-controller-manager's clients do.
+// The dynamic and metadata clients are built from config, not from this
+// copy: they choose their own content types.
+func ProtobufConfig(config *rest.Config) *rest.Config {
+	if config.ContentType != "" || config.AcceptContentTypes != "" {
+		return config
+	}
+	c := rest.CopyConfig(config)
+	c.ContentType = ContentTypeProtobuf
+	c.AcceptContentTypes = AcceptProtobuf
+	return c
+}
+
 // restSource is a generated typed client of client-go (gentype.Client and
 // the clients built on it): the REST client of its group version and its
 // namespace.

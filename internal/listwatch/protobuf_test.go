@@ -82,3 +82,21 @@ func TestProtobufEdges(t *testing.T) {
 		t.Errorf("asked for %q, want %q", accept, AcceptProtobuf)
 	}
 }
+
+// TestProtobufConfig: a config without content types gets protobuf with
+// a JSON fallback, on a copy; one that sets either is kept as it is.
+func TestProtobufConfig(t *testing.T) {
+	bare := &rest.Config{Host: "https://x"}
+	got := ProtobufConfig(bare)
+	if got == bare || got.ContentType != ContentTypeProtobuf || got.AcceptContentTypes != AcceptProtobuf || got.Host != bare.Host {
+		t.Errorf("ProtobufConfig(bare) = %+v", got)
+	}
+	if bare.ContentType != "" || bare.AcceptContentTypes != "" {
+		t.Error("ProtobufConfig changed its argument")
+	}
+	for _, c := range []*rest.Config{{ContentConfig: rest.ContentConfig{ContentType: "application/json"}}, {ContentConfig: rest.ContentConfig{AcceptContentTypes: "application/json"}}} {
+		if got := ProtobufConfig(c); got != c {
+			t.Errorf("ProtobufConfig(%+v) = a new config", c.ContentConfig)
+		}
+	}
+}

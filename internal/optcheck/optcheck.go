@@ -33,8 +33,13 @@ package optcheck
 import (
 	"errors"
 	"fmt"
+	"iter"
+	"reflect"
+	"slices"
+	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -130,6 +135,60 @@ func (e *Errors) Refusal(resource schema.GroupVersionResource, namespaced bool) 
 		return nil
 	}
 	return fmt.Errorf("not started: an invalid option would have widened what it lists: %w", errors.Join(errs...))
+}
+
+// New is the verdict of the root's New: the errors of its arguments (a
+// nil client, unless withoutClientset, or one besides it; a negative
+// default resync period), then the options', as one error; nil if there
+// are none.
+func (e *Errors) New(noClient, withoutClientset bool, defaultResync time.Duration) error {
+	var errs []error
+	switch {
+	case noClient && !withoutClientset:
+		errs = append(errs, errors.New("the kubernetes.Interface is nil"))
+	case !noClient && withoutClientset:
+		errs = append(errs, errors.New("WithoutClientset: a kubernetes.Interface was given as well"))
+	}
+	if defaultResync < 0 {
+		errs = append(errs, fmt.Errorf("the default resync period %v is negative", defaultResync))
+	}
+	if err := errors.Join(append(errs, e.All()...)...); err != nil {
+		return fmt.Errorf("informers: %w", err)
+	}
+	return nil
+}
+
+// CustomResync returns the resync periods of WithCustomResyncConfig by Go
+// type, without the entries that name no type (a nil key) or have a
+// negative period, each of which it reports to invalid.
+func CustomResync(config map[metav1.Object]time.Duration, invalid func(error)) map[reflect.Type]time.Duration {
+	out := make(map[reflect.Type]time.Duration, len(config))
+	for obj, period := range config {
+		t := reflect.TypeOf(obj)
+		switch {
+		case t == nil:
+			invalid(fmt.Errorf("WithCustomResyncConfig: a nil key names no type (resync period %v)", period))
+		case period < 0:
+			invalid(fmt.Errorf("WithCustomResyncConfig: the resync period %v for %v is negative", period, t))
+		default:
+			out[t] = period
+		}
+	}
+	return out
+}
+
+// Unserved names, sorted, the resources of WithResourceOptions that
+// nothing serves (served says which are served), for Notices: New cannot
+// tell, as a binding comes after it.
+func Unserved(resources iter.Seq[schema.GroupVersionResource], served func(schema.GroupVersionResource) bool) []string {
+	var out []string
+	byName := func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) }
+	for _, resource := range slices.SortedFunc(resources, byName) {
+		if !served(resource) {
+			out = append(out, fmt.Sprintf("WithResourceOptions(%v): no informer serves it: the resource is not built in, not bound (a generated New, gensupport.Bind) and the factory has no dynamic or metadata client (NewForConfig, WithDynamicClient)", resource))
+		}
+	}
+	return out
 }
 
 // Resource is what the options of one resource (the root's

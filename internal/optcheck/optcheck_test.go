@@ -18,9 +18,14 @@ package optcheck
 
 import (
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
@@ -125,5 +130,43 @@ func TestCheck(t *testing.T) {
 	}
 	if got := FieldName(sharding.FieldUID); got != "sharding.FieldUID" {
 		t.Errorf("FieldName = %q", got)
+	}
+}
+
+// TestNewCustomResyncUnserved: New's verdict joins its arguments' errors
+// and the options'; CustomResync drops and reports the bad entries;
+// Unserved names the resources nothing serves, sorted.
+func TestNewCustomResyncUnserved(t *testing.T) {
+	var e Errors
+	if err := e.New(false, false, 0); err != nil {
+		t.Errorf("New without errors: %v", err)
+	}
+	e.Invalid(errors.New("bad option"))
+	err := e.New(true, false, -1)
+	for _, w := range []string{"informers: ", "the kubernetes.Interface is nil", "the default resync period -1ns is negative", "bad option"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("New = %v, want it to contain %q", err, w)
+		}
+	}
+	var none Errors
+	if err := none.New(true, true, 0); err != nil {
+		t.Errorf("no client under WithoutClientset: %v", err)
+	}
+	if err := none.New(false, true, 0); err == nil || !strings.Contains(err.Error(), "WithoutClientset: a kubernetes.Interface was given as well") {
+		t.Errorf("a client under WithoutClientset: %v", err)
+	}
+
+	var reported []error
+	got := CustomResync(map[metav1.Object]time.Duration{nil: time.Second, &corev1.Pod{}: time.Minute, &corev1.Node{}: -time.Second},
+		func(err error) { reported = append(reported, err) })
+	if len(got) != 1 || got[reflect.TypeFor[*corev1.Pod]()] != time.Minute || len(reported) != 2 {
+		t.Errorf("CustomResync = %v, reported %q", got, reported)
+	}
+
+	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	gadgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}
+	msgs := Unserved(slices.Values([]schema.GroupVersionResource{widgets, pods, gadgets}), func(r schema.GroupVersionResource) bool { return r == pods })
+	if len(msgs) != 2 || !strings.HasPrefix(msgs[0], "WithResourceOptions(example.com/v1, Resource=gadgets): no informer serves it") || !strings.Contains(msgs[1], "widgets") {
+		t.Errorf("Unserved = %q", msgs)
 	}
 }
