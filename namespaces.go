@@ -21,8 +21,6 @@ import (
 	"fmt"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/kubeinformers/informers/internal/multinamespace"
 )
 
@@ -74,22 +72,8 @@ func (f *sharedInformerFactory) SetNamespaces(namespaces ...string) error {
 }
 
 // namespacesChangeable returns why the factory's namespaces cannot change,
-// or nil; resolveSpec asks it too, so that only informers of a factory
-// whose set can change are built to follow it.
+// or nil (internal/optcheck); resolveSpec asks it too, so that only
+// informers of a factory whose set can change are built to follow it.
 func (f *sharedInformerFactory) namespacesChangeable() error {
-	switch {
-	case len(f.namespaces) > 0 && f.namespaceSet:
-		return fmt.Errorf("the factory's namespace options are invalid (WithNamespace and WithNamespaces both given)")
-	case len(f.namespaces) > 0:
-		return nil
-	case f.optionErrs.Refusal(schema.GroupVersionResource{}, true) != nil:
-		// An invalid WithNamespaces, say: the namespaced informers do
-		// not run, and a new set must not make them.
-		return fmt.Errorf("an invalid option keeps the factory's informers from running: %w", f.optionErrs.Refusal(schema.GroupVersionResource{}, true))
-	case !f.namespaceSet || f.namespace == "":
-		return errors.New("the factory watches all namespaces (built with neither WithNamespaces nor WithNamespace); build it with WithNamespaces to change them at run time")
-	case f.clientGoNamespace:
-		return fmt.Errorf("the factory was built by a client-go compatible constructor with WithNamespace(%q), whose informers are client-go's single-namespace ones; build it with New or NewForConfig, or with WithNamespaces", f.namespace)
-	}
-	return nil
+	return f.optionErrs.NamespacesChangeable(f.namespaces, f.namespace, f.namespaceSet, f.clientGoNamespace)
 }

@@ -18,7 +18,6 @@ package informers
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
 	"sync/atomic"
 
@@ -65,19 +64,10 @@ type InformerID struct {
 // String formats the ID for humans, such as "pods (v1)",
 // "widgets.example.com/v1 [dynamic]" or "deployments.apps/v1 [metadata]".
 func (id InformerID) String() string {
-	var s string
-	switch r := id.Resource; {
-	case r.Resource == "" && id.Type != nil:
-		s = id.Type.String()
-	case r.Group == "":
-		s = fmt.Sprintf("%s (%s)", r.Resource, r.Version)
-	default:
-		s = fmt.Sprintf("%s.%s/%s", r.Resource, r.Group, r.Version)
+	if id.Form == FormTyped {
+		return informer.Name(id.Resource, id.Type) // internal/informer/spec.go
 	}
-	if id.Form != FormTyped {
-		s += " [" + string(id.Form) + "]"
-	}
-	return s
+	return informer.Name(id.Resource, id.Type) + " [" + string(id.Form) + "]"
 }
 
 // errRemoved is the cause with which RemoveInformer stops an informer.

@@ -18,6 +18,7 @@ package informer
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -79,6 +80,21 @@ type Spec struct {
 
 	// Refused, if set, is why the informer must not run.
 	Refused error
+}
+
+// Name is how an informer's name in logs and errors (Spec.Name, the
+// root's InformerID.String) names its resource: "pods (v1)",
+// "widgets.example.com/v1", or for an informer InformerFor built for a
+// type this module does not know, its Go type.
+func Name(resource schema.GroupVersionResource, typ reflect.Type) string {
+	switch r := resource; {
+	case r.Resource == "" && typ != nil:
+		return typ.String()
+	case r.Group == "":
+		return fmt.Sprintf("%s (%s)", r.Resource, r.Version)
+	default:
+		return fmt.Sprintf("%s.%s/%s", r.Resource, r.Group, r.Version)
+	}
 }
 
 // Finish sets what follows from a resolved spec: a fixed shard's

@@ -137,6 +137,30 @@ func (e *Errors) Refusal(resource schema.GroupVersionResource, namespaced bool) 
 	return fmt.Errorf("not started: an invalid option would have widened what it lists: %w", errors.Join(errs...))
 }
 
+// NamespacesChangeable says why a factory's namespaces cannot change at
+// run time (SetNamespaces), or returns nil, from its namespace options:
+// namespaces (WithNamespaces), namespace and namespaceSet (WithNamespace,
+// given or not), and clientGo, set for a factory of a client-go compatible
+// constructor.
+func (e *Errors) NamespacesChangeable(namespaces []string, namespace string, namespaceSet, clientGo bool) error {
+	refusal := e.Refusal(schema.GroupVersionResource{}, true)
+	switch {
+	case len(namespaces) > 0 && namespaceSet:
+		return fmt.Errorf("the factory's namespace options are invalid (WithNamespace and WithNamespaces both given)")
+	case len(namespaces) > 0:
+		return nil
+	case refusal != nil:
+		// An invalid WithNamespaces, say: the namespaced informers do
+		// not run, and a new set must not make them.
+		return fmt.Errorf("an invalid option keeps the factory's informers from running: %w", refusal)
+	case !namespaceSet || namespace == "":
+		return errors.New("the factory watches all namespaces (built with neither WithNamespaces nor WithNamespace); build it with WithNamespaces to change them at run time")
+	case clientGo:
+		return fmt.Errorf("the factory was built by a client-go compatible constructor with WithNamespace(%q), whose informers are client-go's single-namespace ones; build it with New or NewForConfig, or with WithNamespaces", namespace)
+	}
+	return nil
+}
+
 // New is the verdict of the root's New: the errors of its arguments (a
 // nil client, unless withoutClientset, or one besides it; a negative
 // default resync period), then the options', as one error; nil if there

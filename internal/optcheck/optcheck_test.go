@@ -170,3 +170,29 @@ func TestNewCustomResyncUnserved(t *testing.T) {
 		t.Errorf("Unserved = %q", msgs)
 	}
 }
+
+// TestNamespacesChangeable: only a factory of WithNamespaces, or of New
+// with a valid WithNamespace, may change its namespaces.
+func TestNamespacesChangeable(t *testing.T) {
+	var ok, refused Errors
+	refused.Narrowing(errors.New("bad names"), Namespaced)
+	for _, c := range []struct {
+		e            *Errors
+		namespaces   []string
+		namespace    string
+		set, clients bool
+		want         string
+	}{
+		{&ok, []string{"a"}, "", false, true, ""},
+		{&ok, nil, "a", true, false, ""},
+		{&ok, []string{"a"}, "b", true, false, "both given"},
+		{&refused, nil, "", false, false, "bad names"},
+		{&ok, nil, "", false, false, "watches all namespaces"},
+		{&ok, nil, "a", true, true, "client-go compatible constructor"},
+	} {
+		err := c.e.NamespacesChangeable(c.namespaces, c.namespace, c.set, c.clients)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("NamespacesChangeable(%q, %q, %v, %v) = %v, want %q", c.namespaces, c.namespace, c.set, c.clients, err, c.want)
+		}
+	}
+}
