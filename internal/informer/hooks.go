@@ -63,7 +63,7 @@ type Hooks struct {
 	// informertest.Settle (settle.go); empty over a real client, whose
 	// client is then kept to name it.
 	settle   []*settle.Informer
-	settleMu sync.Mutex // guards settle, which SetNamespaces changes
+	settleMu sync.Mutex // guards settle and client, which SetNamespaces changes
 	client   any
 	// absence is whether the informer's resource is served, under
 	// WithAPIDiscovery (absence.go).

@@ -39,7 +39,11 @@ import (
 // transform. It returns nil, and changes nothing, over a real client.
 func (h *Hooks) follow(spec *Spec, cfg *listwatch.Config, source string) func(cache.SharedIndexInformer) cache.SharedIndexInformer {
 	if cfg.Requests == nil || !settle.IsFake(cfg.Client) {
+		// Under settleMu: SetNamespaces builds namespaces' informers
+		// outside the factory's lock, while Settle reads (SettleTarget).
+		h.settleMu.Lock()
 		h.client = cfg.Client
+		h.settleMu.Unlock()
 		return nil
 	}
 	name := spec.Name
