@@ -2,8 +2,9 @@
 # Memory and time to sync of Pod informers at scale, against a real
 # kube-apiserver v1.37.2 and etcd (built by hack/testenv/build.sh when
 # missing): client-go, this library (default, lean, metadata-only),
-# controller-runtime and a bare LIST, each measured in a fresh process; or,
-# with -shards, the replicas of a statically sharded informer.
+# controller-runtime's cache (cr), crcache on this library's informers
+# (crcache, crcache-keep) and a bare LIST, each measured in a fresh process;
+# or, with -shards, the replicas of a statically sharded informer.
 #
 #   hack/bench-scale.sh                      # N=1000,10000,30000, every variant, 3 runs;
 #                                            # updates BENCHMARKS.md and bench/scale/results/
@@ -16,11 +17,16 @@
 #   hack/bench-scale.sh -modes stream        # only client-go's default (watch-list stream); the default
 #                                            # -modes stream,list also runs each variant as a LIST, and
 #                                            # paged adds this library's ListModeConsistentList
+#   hack/bench-scale.sh -n 30000 -variants cr,crcache,crcache-keep -modes stream -write=false
+#                                            # controller-runtime's cache against crcache; these three
+#                                            # also time cached Gets and namespace-and-label Lists
 #   hack/bench-scale.sh -smoke               # CI: N=300, every variant once as a stream, ours as a LIST
 #                                            # and the lean ones as a paged LIST, then 2 shards; checks
 #                                            # that each synced N Pods, the lean caches are smaller, the
-#                                            # lean peaks are below the full one's (stream and LIST) and
-#                                            # the 2 shards are disjoint and cover the N Pods
+#                                            # lean peaks are below the full one's (stream and LIST), the
+#                                            # cached reads of cr, crcache and crcache-keep return what
+#                                            # they ask for, and the 2 shards are disjoint and cover the
+#                                            # N Pods
 #
 # Every run reports the heap after sync, the peak heap during sync, the peak
 # RSS, and CPU and wall time to sync. Flags are those of bench/scale (run
@@ -28,7 +34,9 @@
 # largest N last: bench-scale N=... and bench-scale-peak N=..., and a third,
 # bench-scale-decode N=..., where the run measured upstream, upstream-json,
 # upstream-protobuf, ours and ours-lean (the wire encoding's cost, in the
-# client and in the API server, whose CPU time each run also reports)
+# client and in the API server, whose CPU time each run also reports), and
+# bench-scale-cr N=... where it measured cr and crcache or crcache-keep
+# (heap after sync, CPU to sync, cached Get and List, each against cr)
 # (with -shards: per shard count, the heap per replica against the
 # unsharded one).
 set -euo pipefail

@@ -86,8 +86,14 @@ type result struct {
 	// Stripped is how many objects the child decoded without what a lean
 	// cache drops (internal/listwatch): at least N for ours-lean over
 	// protobuf, 0 where the lean transform strips a full decode.
-	Stripped int64  `json:"stripped"`
-	Err      string `json:"error,omitempty"`
+	Stripped int64 `json:"stripped"`
+	// GetNs and ListNs are the time per call of a cached Get and List,
+	// ListItems the mean Pods a List returned (the controller-runtime
+	// comparison's variants only, cr.go).
+	GetNs     float64 `json:"getNs,omitempty"`
+	ListNs    float64 `json:"listNs,omitempty"`
+	ListItems float64 `json:"listItems,omitempty"`
+	Err       string  `json:"error,omitempty"`
 }
 
 // countingTransport counts the response body bytes the client reads (after
@@ -240,6 +246,10 @@ func measure(res *result) error {
 		if notices := r.notices(); len(notices) > 0 {
 			return fmt.Errorf("%s %d/%d: the server did not filter: %s", res.Variant, res.Shard, res.Shards, strings.Join(notices, "; "))
 		}
+	}
+	// Reads last, as counting: what they allocate is not cache.
+	if err := measureChildReads(ctx, res, r, profile); err != nil {
+		return err
 	}
 	if path := os.Getenv(envKeysFile); path != "" {
 		if r.keys == nil {

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/kubeinformers/informers v0.0.0-00010101000000-000000000000
+	github.com/kubeinformers/informers/crcache v0.0.0-00010101000000-000000000000
 	github.com/kubeinformers/informers/metrics v0.0.0-00010101000000-000000000000
 	github.com/kubeinformers/informers/test/e2e v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.24.0
@@ -11,7 +12,7 @@ require (
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
-	sigs.k8s.io/controller-runtime v0.25.2
+	sigs.k8s.io/controller-runtime v0.25.3
 )
 
 require (
@@ -89,6 +90,7 @@ require (
 
 replace (
 	github.com/kubeinformers/informers => ../..
+	github.com/kubeinformers/informers/crcache => ../../crcache
 	github.com/kubeinformers/informers/metrics => ../../metrics
 	github.com/kubeinformers/informers/test/e2e => ../../test/e2e
 )

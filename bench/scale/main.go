@@ -17,8 +17,10 @@ limitations under the License.
 // Command scale measures memory and time to sync of Pod informers at
 // scale against a real kube-apiserver and etcd (test/e2e/testenv):
 // client-go's informers, this library's with and without the lean-memory
-// options, a metadata-only informer, controller-runtime's cache and a bare
-// LIST as the floor. With -shards it measures instead the replicas of a
+// options, a metadata-only informer, controller-runtime's cache, crcache
+// (controller-runtime's cache on this library's informers, cr.go, which
+// with controller-runtime's also times cached reads) and a bare LIST as the
+// floor. With -shards it measures instead the replicas of a
 // statically sharded informer (WithShard(field, i, S)) against the unsharded one
 // (shards.go). Run it through hack/bench-scale.sh.
 //
@@ -100,7 +102,7 @@ func parseFlags(args []string) (*config, error) {
 	profile := fs.String("profile", "", "after the measured runs, run each variant once more with pprof CPU and heap profiles written into this directory")
 	shards := fs.String("shards", "", "comma-separated shard counts, each 1..64: run the shard benchmark instead of the variants (every replica of WithShard(sharding.FieldUID, i, S) in its own process, and the unsharded reference) at one N (default 10000); it writes its own section of BENCHMARKS.md")
 	modes := fs.String("modes", "stream,list", "comma-separated list modes each variant runs in: "+strings.Join(allModes, ",")+" (modes.go)")
-	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant as a stream and the main ones as a LIST, then 2 shards; checks counts, that the lean cache and the lean peak are smaller and that the shards are disjoint and cover N; writes nothing")
+	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant as a stream and the main ones as a LIST, then 2 shards; checks counts, that the cached reads of the controller-runtime caches return what they ask for, that the lean cache and the lean peak are smaller and that the shards are disjoint and cover N; writes nothing")
 	write := fs.Bool("write", true, "update BENCHMARKS.md and the plots (never with -smoke)")
 	rewrite := fs.Bool("rewrite", false, "measure nothing: render BENCHMARKS.md and the plots again from "+resultsRaw+" (after a change of the report's form)")
 	report := fs.String("report", "", "where -write puts the run: empty for the main section of BENCHMARKS.md and its plots; \"decode\" for the wire encodings' own section, plots (results/decode-*.svg) and raw results (results/decode.json)")

@@ -73,6 +73,9 @@ type summary struct {
 	PeakHeap, PeakRSS, PeakGrowth stat
 	// APIServerCPU is the kube-apiserver's CPU seconds during each run.
 	APIServerCPU stat
+	// Get and List are the nanoseconds per cached read (cr.go), zero
+	// where the variant has no reads.
+	Get, List stat
 }
 
 func (s *summary) ok() bool { return s.Err == "" && len(s.Runs) > 0 }
@@ -208,6 +211,9 @@ func runParent(ctx context.Context, cfg *config) int {
 			s.aggregate()
 		}
 		fmt.Println(tableText(rep, n))
+		if t := crTableText(rep, n); t != "" {
+			fmt.Println(t)
+		}
 		if cfg.write && n != rep.Counts[len(rep.Counts)-1] {
 			// Write what is measured so far: a long run cut short
 			// still leaves its smaller counts in BENCHMARKS.md.
@@ -248,8 +254,10 @@ func (s *summary) aggregate() {
 	if len(s.Runs) == 0 {
 		return
 	}
-	var sync, cpu, heap, read, peak, rss, growth, apiCPU []float64
+	var sync, cpu, heap, read, peak, rss, growth, apiCPU, get, list []float64
 	for _, r := range s.Runs {
+		get = append(get, r.GetNs)
+		list = append(list, r.ListNs)
 		apiCPU = append(apiCPU, r.APIServerCPUSec)
 		sync = append(sync, r.SyncSec)
 		cpu = append(cpu, r.CPUSec)
@@ -262,6 +270,7 @@ func (s *summary) aggregate() {
 	s.Sync, s.CPU, s.HeapPerObj, s.BytesRead = newStat(sync), newStat(cpu), newStat(heap), newStat(read)
 	s.PeakHeap, s.PeakRSS, s.PeakGrowth = newStat(peak), newStat(rss), newStat(growth)
 	s.APIServerCPU = newStat(apiCPU)
+	s.Get, s.List = newStat(get), newStat(list)
 }
 
 // harness is the running server and what a child process needs to reach it.
@@ -439,6 +448,9 @@ func summaryLines(rep *runReport) string {
 		if keepMeasured(rep.Results[n]) {
 			b.WriteString(keepLine(rep, n) + "\n")
 		}
+		if crMeasured(rep.Results[n]) {
+			b.WriteString(crLine(rep, n) + "\n")
+		}
 	}
 	return b.String()
 }
@@ -450,7 +462,7 @@ func checkStripped(rep *runReport, n int) bool {
 	failed := false
 	for run, s := range rep.Results[n] {
 		name, _ := splitRun(run)
-		lean := name == "ours-lean" || name == keepVariant
+		lean := name == "ours-lean" || name == keepVariant || crLeanVariant(name)
 		if s == nil || !s.ok() || (!lean && name != "ours") {
 			continue
 		}

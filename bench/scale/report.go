@@ -137,6 +137,9 @@ func generatedSection(rep *runReport, files reportFiles) string {
 	for _, n := range rep.Counts {
 		b.WriteString(tableText(rep, n))
 		b.WriteString("\n")
+		if t := crTableText(rep, n); t != "" {
+			b.WriteString(t + "\n")
+		}
 	}
 	b.WriteString("Summary lines of the run, for each N (the largest last, as the run ends):\n\n```\n" + summaryLines(rep) + "```\n")
 	return b.String()
