@@ -94,6 +94,9 @@ func Semantics(client any, mode Mode) any {
 	if mode == ModeList || mode == ModeConsistentList {
 		return noStream{}
 	}
+	if !settle.IsFake(client) {
+		return client
+	}
 	if v := settle.WatchListOf(client); v != nil {
 		return streamingFake{v}
 	}
@@ -143,14 +146,19 @@ type listMode struct {
 	// a stream that fails or a list made because the resource is gone is
 	// not a stream the server refused.
 	absence *absence
+	// fake is whether the client is one of client-go's fakes, which the
+	// test kit may make stream watch lists (settle.IsFake).
+	fake bool
 }
 
 // watchStream watches over w, a watch-list stream the server accepted.
 func (m *listMode) watchStream(ctx context.Context, w watch.Interface) watch.Interface {
 	st := m.cfg.Streams.begin(m.cfg.Namespace)
 	bound := time.Duration(stallTimeout.Load())
-	if v := settle.WatchListOf(m.cfg.Client); v != nil && v.StallTimeout() > 0 {
-		bound = v.StallTimeout() // informertest.WatchList.SetStallTimeout
+	if m.fake {
+		if v := settle.WatchListOf(m.cfg.Client); v != nil && v.StallTimeout() > 0 {
+			bound = v.StallTimeout() // informertest.WatchList.SetStallTimeout
+		}
 	}
 	return watchStream(ctx, w, st, bound,
 		func() { m.cfg.Streams.end(m.cfg.Namespace, st) },

@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/settle"
 )
 
 // Requests is one namespace's list and watch calls for one resource: a
@@ -206,12 +208,16 @@ func New(cfg Config) *cache.ListWatch {
 			cfg.Observe(err)
 		}
 	}
+	// fake is whether the test kit (internal/settle) may follow the
+	// informer: asked once, so that over a real client none of the kit's
+	// code runs per watch or per event.
+	fake := settle.IsFake(cfg.Client)
 	// sh is nil for an informer that is not sharded (shard.go).
 	var sh *sharded
 	if cfg.Shard != nil {
-		sh = &sharded{cfg: &cfg}
+		sh = &sharded{cfg: &cfg, markers: fake}
 	}
-	mode := &listMode{cfg: &cfg, absence: ab}
+	mode := &listMode{cfg: &cfg, absence: ab, fake: fake}
 	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		r, err := prepare("list", &opts)
 		if err != nil {

@@ -19,7 +19,11 @@ limitations under the License.
 // that a test can wait until every event of its writes has reached every
 // handler, without sleeping or polling.
 //
-// The factory builds nothing of it over a real client. Over a fake, each
+// The factory builds nothing of it over a real client: the one question
+// it asks of every client is IsFake, a type assertion, when it builds an
+// informer; everything else here is behind its answer
+// (docs/architecture.md lists the hooks and why each is where it is).
+// Over a fake, each
 // client-go informer (one per namespace) gets an [Informer]: it wraps the
 // informer's watch in a stream it can put a marker into, and the
 // informer's event handlers in wrappers that see the marker go by.
@@ -50,10 +54,8 @@ package settle
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -61,6 +63,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/wake"
@@ -74,20 +77,20 @@ const MarkerAnnotation = "settle.kubeinformers.io/marker"
 // so that no real object shares the marker's key.
 const markerName = "kubeinformers~settle~"
 
-// inUse is set once any Informer exists, so that IsMarker costs one atomic
-// load in a process that never made a factory over a fake client.
-var inUse atomic.Bool
+// fakeClient is what every fake client of client-go and client-gen has: it
+// embeds k8s.io/client-go/testing.Fake. Naming the testing package costs
+// a program nothing: client-go's typed clients link it already
+// (k8s.io/client-go/gentype imports it).
+type fakeClient interface {
+	InvokesWatch(action clienttesting.Action) (watch.Interface, error)
+}
 
 // IsFake reports whether client is one of client-go's fake clients (a
-// generated fake clientset, the dynamic or the metadata fake): it has
-// k8s.io/client-go/testing.Fake's InvokesWatch. The check uses reflection
-// rather than the testing package, so that programs that never use fakes
-// do not link it.
+// generated fake clientset, the dynamic or the metadata fake), with one
+// type assertion: the only code of the test kit that an informer over a
+// real client runs, once, when it is built.
 func IsFake(client any) bool {
-	if client == nil {
-		return false
-	}
-	_, ok := reflect.TypeOf(client).MethodByName("InvokesWatch")
+	_, ok := client.(fakeClient)
 	return ok
 }
 
@@ -104,9 +107,10 @@ func RealClient(clients ...any) []Target {
 }
 
 // IsMarker reports whether obj (or the object of a tombstone) is a marker.
-// The list/watch layer lets markers through its filters.
+// The list/watch layer's shard filter lets markers through; it asks only
+// for an informer over a fake client (IsFake).
 func IsMarker(obj any) bool {
-	return inUse.Load() && markerSeq(obj) != 0
+	return markerSeq(obj) != 0
 }
 
 // markerSeq returns the number of the marker obj, or 0 if it is none.
@@ -185,7 +189,6 @@ type Informer struct {
 // errors, namespace is the namespace it lists ("" for all), example is an
 // object of its type.
 func New(name, namespace string, example runtime.Object) *Informer {
-	inUse.Store(true)
 	return &Informer{
 		name:      name,
 		namespace: namespace,
