@@ -275,14 +275,18 @@ step "compile the e2e tests (race)" compile_e2e
 finish_background
 # The e2e lane: the e2e suite, then controller-runtime's own cache suite
 # against crcache.New (hack/crsuite.sh: race-built, envtest on the same
-# kube-apiserver and etcd), each run even if the other fails.
+# kube-apiserver and etcd), then examples/controller-runtime's manager on
+# them (its test, which the unit step ran and skipped without the servers:
+# envtest takes them from TEST_ASSET_*), each run even if another fails.
 e2e_lane() {
-	local rc=0
+	local rc=0 bin=${TESTENV_BIN_DIR:-$root/.cache/testenv/bin}
 	test/e2e/run.sh || rc=$?
 	hack/crsuite.sh || rc=$?
+	(cd examples/controller-runtime && TEST_ASSET_KUBE_APISERVER=$bin/kube-apiserver TEST_ASSET_ETCD=$bin/etcd \
+		go test -race -vet=off -count=1 -v -run '^TestManager$' ./cmd) || rc=$?
 	return "$rc"
 }
-background "e2e and controller-runtime's cache suite (test/e2e/run.sh, hack/crsuite.sh)" e2e_lane
+background "e2e, controller-runtime's cache suite and examples/controller-runtime (test/e2e/run.sh, hack/crsuite.sh)" e2e_lane
 
 for m in "${lint_modules[@]}"; do
 	step "golangci-lint ($m)" lint "$m"
