@@ -103,6 +103,7 @@ limitations under the License.
 //	dynamic_builtins.go  WithDynamicBuiltIns: ForResource serves built-in resources as dynamic informers too
 //	bind.go              the factory's side of binding a user's own typed resources (ResolveBound is in create.go)
 //	testkit.go           the factory's side of the test kit: over a fake client, each informer is followed by internal/settle
+//	bridge.go            what the controller-runtime bridge (crcache) asks of a factory beyond its public API (internal/bridge)
 //
 // Beside it:
 //
@@ -126,6 +127,8 @@ limitations under the License.
 //	internal/served          whether the server serves a resource: one discovery poller per group version while informers wait (WithAPIDiscovery)
 //	internal/schemetype      the typed informers of Go types known only to a runtime.Scheme, as bindings (crcache)
 //	internal/wake            Signal: the one way to wake every goroutine that waits for a change
+//	internal/optcheck        what the factory's options found wrong: checks of their values, the errors, the informers an invalid narrowing option refuses
+//	internal/bridge          what crcache asks of a factory beyond its public API: the settings of its options, what its informers do
 //	internal/rvwait          waiting until an informer's caches reflect a resource version or a deletion
 //	internal/settle          how informertest.Settle follows an informer over a fake client: watch stream markers, handler wrappers
 //
