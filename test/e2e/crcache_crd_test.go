@@ -126,6 +126,7 @@ func (in *GadgetList) DeepCopyObject() runtime.Object {
 // controller-runtime's logger are at most one per change and informer.
 func TestCRCacheManagerCRDComesAndGoes(t *testing.T) {
 	c := setup(t)
+	checkLeaks(t)
 	logs := captureManagerLogs(t)
 	group := "crcache-" + randSuffix() + ".e2e.kubeinformers.io"
 	gv := schema.GroupVersion{Group: group, Version: "v1"}

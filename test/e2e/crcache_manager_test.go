@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
+	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -120,6 +121,14 @@ func (l *managerLogs) between(from, to time.Time, match func(logLine) bool) []lo
 		}
 	}
 	return out
+}
+
+// checkLeaks fails the test if goroutines started after the call are
+// still running once the test and its other cleanups are done (the
+// managers stopped).
+func checkLeaks(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) })
 }
 
 // newManager is manager.New with what every test here sets: no leader
@@ -283,7 +292,7 @@ func freeAddr(t *testing.T) string {
 
 // httpGet returns the status and body of a GET of url.
 func httpGet(url string) (int, string, error) {
-	resp, err := http.Get(url) //nolint:gosec,noctx // a test's own loopback URL
+	resp, err := http.Get(url)
 	if err != nil {
 		return 0, "", err
 	}
