@@ -97,7 +97,7 @@ limitations under the License.
 //	metrics.go           MetricsProvider, and the metrics each informer and sharded factory gets from it
 //	listmode.go          ListMode and WithListMode: how each informer gets its initial state
 //	lean.go              the lean-memory options and transforms
-//	protobuf.go          WithProtobuf, and the content types NewForConfig asks for
+//	protobuf.go          WithProtobuf; the content types NewForConfig asks for are internal/listwatch's ProtobufConfig
 //	resources.go         ForResource and ForMetadata: which informer a resource means, or why there is none
 //	builtins.go          which resources are built in: SupportedResources, IsNamespaced, near-miss hints
 //	dynamic_builtins.go  WithDynamicBuiltIns: ForResource serves built-in resources as dynamic informers too
