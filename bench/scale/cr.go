@@ -97,12 +97,14 @@ func runCache(ctx context.Context, cfg *rest.Config, newCache ctrlcache.NewCache
 
 // The cached reads timed after the sync: Gets of one Pod, and Lists of
 // one ReplicaSet's Pods in its namespace by label, with deep copies (the
-// defaults). Each is timed in batches; the figure is the median batch's
-// time per call, so that a batch the shared machine preempted does not
-// count.
+// defaults). Each is timed in small batches (a List alone takes
+// milliseconds); the figure is the median batch's time per call, so that
+// the batches during which a busy machine ran other processes do not
+// count: a batch must be short against the scheduler's time slice for
+// most batches to run uninterrupted.
 const (
-	getBatches, getsPerBatch   = 10, 100
-	listBatches, listsPerBatch = 10, 10
+	getBatches, getsPerBatch   = 100, 10
+	listBatches, listsPerBatch = 100, 1
 	// getStride spreads the Pods read over the whole cache.
 	getStride = 7919
 	// listStride picks the ReplicaSets listed.

@@ -191,7 +191,11 @@ func runParent(ctx context.Context, cfg *config) int {
 					}
 					continue
 				}
-				logf("N=%d %-24s run %d: sync %.2fs cpu %.2fs apiserver cpu %.2fs heap %.1f MiB (%.0f B/obj, live %.0f B/obj) peak heap %.1f MiB peak RSS %.1f MiB read %.1f MiB", n, v, r+1, res.SyncSec, res.CPUSec, res.APIServerCPUSec, float64(res.HeapBytes)/(1<<20), float64(res.HeapBytes)/float64(n), float64(res.HeapAlloc)/float64(n), mib(float64(res.PeakHeap)), mib(float64(res.PeakRSS)), float64(res.BytesRead)/(1<<20))
+				reads := ""
+				if res.GetNs > 0 {
+					reads = fmt.Sprintf(" get %.0f ns list %.1f µs (%.0f Pods)", res.GetNs, res.ListNs/1000, res.ListItems)
+				}
+				logf("N=%d %-24s run %d: sync %.2fs cpu %.2fs apiserver cpu %.2fs heap %.1f MiB (%.0f B/obj, live %.0f B/obj) peak heap %.1f MiB peak RSS %.1f MiB read %.1f MiB%s", n, v, r+1, res.SyncSec, res.CPUSec, res.APIServerCPUSec, float64(res.HeapBytes)/(1<<20), float64(res.HeapBytes)/float64(n), float64(res.HeapAlloc)/float64(n), mib(float64(res.PeakHeap)), mib(float64(res.PeakRSS)), float64(res.BytesRead)/(1<<20), reads)
 				s.Runs = append(s.Runs, res)
 			}
 		}
