@@ -32,4 +32,14 @@ limitations under the License.
 // Structured objects of any Go type registered in the scheme, the
 // operator's own kubebuilder types included, are decoded once into their Go
 // type, as controller-runtime does.
+//
+// The cache is a [*Cache]: beyond [cache.Cache] it has [Cache.Ready] and
+// [Cache.ReadyzCheck] (for a manager's /readyz), [Cache.SyncStatus],
+// [Cache.Notices], [Cache.SetNamespaces] (the cache's namespaces changed
+// while the manager runs) and [Cache.WaitForResourceVersion]. Under
+// [informers.WithAPIDiscovery], a kind whose CRD is not installed yet is
+// not an error: its informer waits for the kind, reporting synced, so that
+// its controller starts and the manager runs. The repository's
+// docs/controller-runtime.md says what stays the same, what differs, and
+// what goes beyond controller-runtime's cache.
 package crcache
