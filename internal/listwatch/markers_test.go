@@ -63,24 +63,7 @@ func TestMarkersOnlyOverAFake(t *testing.T) {
 			events <- watch.Event{Type: watch.Deleted, Object: marker}
 			events <- watch.Event{Type: watch.Bookmark, Object: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "3"}}}
 			sharder := &ignoreAll{}
-			cfg := Config{
-				Options: Options{
-					Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
-					Requests: func(string) Requests {
-						return Requests{Watch: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-							return watch.NewProxyWatcher(events), nil
-						}}
-					},
-					Client:  tc.client,
-					Example: &corev1.ConfigMap{},
-				},
-				Shard: sharder,
-			}
-			w, err := New(cfg).WatchFuncWithContext(t.Context(), metav1.ListOptions{ResourceVersion: "1"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Stop()
+			w := shardedWatch(t, tc.client, sharder, events)
 			first := <-w.ResultChan()
 			if got := first.Type == watch.Deleted; got != tc.passes {
 				t.Errorf("the marker passed the filter: %v, want %v (first event %s)", got, tc.passes, first.Type)
@@ -90,4 +73,29 @@ func TestMarkersOnlyOverAFake(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shardedWatch opens the watch of a ConfigMap informer over client,
+// sharded by sharder, whose server sends events; the test stops it.
+func shardedWatch(tb testing.TB, client any, sharder Sharder, events chan watch.Event) watch.Interface {
+	tb.Helper()
+	cfg := Config{
+		Options: Options{
+			Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+			Requests: func(string) Requests {
+				return Requests{Watch: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+					return watch.NewProxyWatcher(events), nil
+				}}
+			},
+			Client:  client,
+			Example: &corev1.ConfigMap{},
+		},
+		Shard: sharder,
+	}
+	w, err := New(cfg).WatchFuncWithContext(tb.Context(), metav1.ListOptions{ResourceVersion: "1"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(w.Stop)
+	return w
 }

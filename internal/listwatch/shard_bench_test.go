@@ -17,7 +17,6 @@ limitations under the License.
 package listwatch
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"strconv"
@@ -26,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -65,24 +63,7 @@ func benchShardedWatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	api := sel.APISelector()
-	cfg := Config{
-		Options: Options{
-			Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
-			Requests: func(string) Requests {
-				return Requests{Watch: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-					return watch.NewProxyWatcher(events), nil
-				}}
-			},
-			Client:  realClient{},
-			Example: &corev1.ConfigMap{},
-		},
-		Shard: &fixedSharder{Shard{Tweak: func(o *metav1.ListOptions) { o.ShardSelector = api.String() }, Keep: api.Matches}},
-	}
-	w, err := New(cfg).WatchFuncWithContext(b.Context(), metav1.ListOptions{ResourceVersion: "1"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
+	w := shardedWatch(b, realClient{}, &fixedSharder{Shard{Tweak: func(o *metav1.ListOptions) { o.ShardSelector = api.String() }, Keep: api.Matches}}, events)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
