@@ -153,7 +153,7 @@ func (c *Cache) Start(ctx context.Context) error {
 	c.mu.Lock()
 	if c.started {
 		c.mu.Unlock()
-		return errors.New("informer already started") //nolint:staticcheck // controller-runtime's words
+		return errors.New("informer already started") // controller-runtime's words
 	}
 	c.started = true
 	c.ctx = ctx

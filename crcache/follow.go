@@ -130,12 +130,12 @@ func (f *followInformer) attach() {
 	}
 	f.indexers = nil
 	for _, r := range f.handlers {
-		real, err := f.inner.AddEventHandlerWithOptions(r.handler, r.options)
+		reg, err := f.inner.AddEventHandlerWithOptions(r.handler, r.options)
 		if err != nil {
 			klog.Background().Error(err, "crcache: adding an event handler", "kind", f.e.key.gvk.String())
 			continue
 		}
-		r.setReal(real)
+		r.setReal(reg)
 	}
 }
 
@@ -175,11 +175,11 @@ func (f *followInformer) AddEventHandlerWithOptions(handler toolscache.ResourceE
 	defer f.mu.Unlock()
 	r := &followRegistration{f: f, handler: handler, options: options}
 	if f.inner != nil {
-		real, err := f.inner.AddEventHandlerWithOptions(handler, options)
+		reg, err := f.inner.AddEventHandlerWithOptions(handler, options)
 		if err != nil {
 			return nil, err
 		}
-		r.real = real
+		r.reg = reg
 	}
 	f.handlers = append(f.handlers, r)
 	return r, nil
@@ -193,8 +193,8 @@ func (f *followInformer) RemoveEventHandler(handle toolscache.ResourceEventHandl
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.handlers = slices.DeleteFunc(f.handlers, func(h *followRegistration) bool { return h == r })
-	if real := r.getReal(); real != nil && f.inner != nil {
-		return f.inner.RemoveEventHandler(real)
+	if reg := r.getReal(); reg != nil && f.inner != nil {
+		return f.inner.RemoveEventHandler(reg)
 	}
 	return nil
 }
@@ -238,25 +238,25 @@ type followRegistration struct {
 	checkerOnce sync.Once
 	checker     *polledDone
 
-	mu   sync.Mutex
-	real toolscache.ResourceEventHandlerRegistration
+	mu  sync.Mutex
+	reg toolscache.ResourceEventHandlerRegistration
 }
 
-func (r *followRegistration) setReal(real toolscache.ResourceEventHandlerRegistration) {
+func (r *followRegistration) setReal(reg toolscache.ResourceEventHandlerRegistration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.real = real
+	r.reg = reg
 }
 
 func (r *followRegistration) getReal() toolscache.ResourceEventHandlerRegistration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.real
+	return r.reg
 }
 
 func (r *followRegistration) HasSynced() bool {
-	real := r.getReal()
-	return real == nil || real.HasSynced() || r.f.waits()
+	reg := r.getReal()
+	return reg == nil || reg.HasSynced() || r.f.waits()
 }
 
 func (r *followRegistration) HasSyncedChecker() toolscache.DoneChecker {
