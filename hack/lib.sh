@@ -334,8 +334,10 @@ tidy_module() {
 }
 
 # bump_gomods VERSION: in every go.mod of the repository, moves each k8s.io
-# module that is at the root go.mod's client-go version (require and replace
-# lines) to VERSION, and k8s.io/kubernetes to its v1 version. A module that
+# module that is at a version of the root go.mod's client-go minor (require
+# and replace lines; v0.37.2, and also v0.37.0, the indirect
+# apiextensions-apiserver that controller-runtime brings into crcache/crsuite)
+# to VERSION, and k8s.io/kubernetes to its v1 version. A module that
 # requires k8s.io/kubernetes (hack/testenv) gets every staging module of the
 # new release replaced by its VERSION, new ones included: k8s.io/kubernetes
 # requires them at v0.0.0 and replaces them with ./staging, which only works
@@ -347,12 +349,12 @@ bump_gomods() {
 	[ -n "$old" ] || { echo "$root/go.mod requires no k8s.io/client-go" >&2; return 1; }
 	kold=$(kube_version "$old")
 	knew=$(kube_version "$new")
-	re=${old//./\\.}
+	re="v0\\.$(k8s_minor "$old")\\.[0-9]+(-[0-9A-Za-z.-]+)?"
 	kre=${kold//./\\.}
-	echo "bump: k8s.io staging modules $old -> $new, k8s.io/kubernetes $kold -> $knew"
+	echo "bump: k8s.io staging modules $old (and any other v0.$(k8s_minor "$old").x) -> $new, k8s.io/kubernetes $kold -> $knew"
 	while read -r m; do
 		f=$root/$m/go.mod
-		sed -i -E "s#(^|[[:space:]])(k8s\.io/[^[:space:]]+) $re([[:space:]]|\$)#\1\2 $new\3#g
+		sed -i -E "s#(^|[[:space:]])(k8s\.io/[^[:space:]]+) $re([[:space:]]|\$)#\1\2 $new\4#g
 			s#(^|[[:space:]])k8s\.io/kubernetes $kre([[:space:]]|\$)#\1k8s.io/kubernetes $knew\2#g" "$f"
 		if [ -n "$(gomod_require_version "$f" k8s.io/kubernetes)" ]; then
 			kgomod=$(proxy_gomod "k8s.io/kubernetes@$knew") || return 1

@@ -181,3 +181,20 @@ func TestPickToolchain(t *testing.T) {
 		}
 	}
 }
+
+// TestBumpGomods: every go.mod's k8s.io staging modules of the root
+// client-go's minor move to the new version, whatever their patch (crsuite's
+// indirect apiextensions-apiserver v0.37.0, which controller-runtime v0.25.3
+// requires), in require and replace lines; other k8s.io modules (klog,
+// kube-openapi, utils), other minors and other modules stay.
+func TestBumpGomods(t *testing.T) {
+	root := "module x\n\ngo 1.26.0\n\nrequire (\n\tk8s.io/api v0.37.2\n\tk8s.io/client-go v0.37.2\n\tk8s.io/klog/v2 v2.140.0\n)\n"
+	sub := "module y\n\ngo 1.26.0\n\nreplace k8s.io/api => k8s.io/api v0.37.1\n\nrequire (\n\tk8s.io/client-go v0.37.2\n\tsigs.k8s.io/controller-runtime v0.25.3\n)\n\nrequire (\n\tk8s.io/apiextensions-apiserver v0.37.0 // indirect\n\tk8s.io/component-base v0.36.4 // indirect\n\tk8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect\n\tk8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect\n)\n"
+	got, _ := libsh(t, fakeGo(t, "", "go1.26.8"), root,
+		"mkdir -p crcache/crsuite && printf %s '"+sub+"' >crcache/crsuite/go.mod && bump_gomods v0.38.0-beta.0 >&2; cat go.mod crcache/crsuite/go.mod")
+	want := strings.ReplaceAll(root, "v0.37.2", "v0.38.0-beta.0") +
+		strings.NewReplacer("v0.37.2", "v0.38.0-beta.0", "v0.37.1", "v0.38.0-beta.0", "v0.37.0", "v0.38.0-beta.0").Replace(sub)
+	if got != strings.TrimSpace(want) {
+		t.Errorf("bumped to\n%s\nwant\n%s", got, want)
+	}
+}
