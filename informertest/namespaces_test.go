@@ -27,9 +27,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers"
 	"github.com/kubeinformers/informers/informertest"
@@ -96,4 +98,61 @@ func TestSettleWhileSetNamespaces(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSettleWhileRemovingNamespaces: a namespace that SetNamespaces
+// removes is no longer part of what Settle waits for, whether it is
+// removed while Settle waits for it, before its informer ever ran, or
+// before Settle is called. Each Settle, over a fake client, returns nil
+// within its deadline while another goroutine alternately adds and
+// removes namespaces (with Pods in them, so that there are events to
+// deliver). Run with -race.
+func TestSettleWhileRemovingNamespaces(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var objs []runtime.Object
+	for _, ns := range []string{"a", "b", "c"} {
+		objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}})
+	}
+	client := fake.NewClientset(objs...)
+	factory, err := informers.New(client, 0, informers.WithNamespaces("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	defer cancel()
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sets := [][]string{{"a", "b"}, {"a"}, {"a", "b", "c"}, {"a", "c"}, {"a"}}
+		for i := range 60 {
+			if err := factory.SetNamespaces(sets[i%len(sets)]...); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	settle := func() {
+		t.Helper()
+		sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+		defer scancel()
+		if err := informertest.Settle(sctx, factory); err != nil {
+			t.Fatalf("Settle = %v, want nil", err)
+		}
+	}
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false // one more Settle, after the last set
+		default:
+		}
+		settle()
+	}
+	// The last set is {"a"}: a Settle now waits for namespace a only.
+	settle()
 }

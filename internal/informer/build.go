@@ -158,7 +158,8 @@ func Build(spec *Spec, h *Hooks) Built {
 				delete(drains, namespace)
 				return multinamespace.Member{Informer: inf, Drain: d}
 			},
-			Removed: h.removeNamespace,
+			Removing: h.removingNamespace,
+			Removed:  h.removeNamespace,
 		})
 		informer = changeable
 	case len(spec.Namespaces) == 1:

@@ -25,8 +25,8 @@ import (
 // This file keeps what the hooks hold per namespace in step with the
 // factory's SetNamespaces, for an informer whose namespaces follow the
 // factory's set (Spec.FollowsSet): Build's composite calls addNamespace
-// before it builds a namespace's informer and removeNamespace once that
-// informer has stopped.
+// before it builds a namespace's informer, removingNamespace when its
+// removal begins and removeNamespace once that informer has stopped.
 
 // addNamespace makes the sync gate wait for namespace's first watch too,
 // if it has not opened yet: an informer that has not synced then syncs
@@ -38,10 +38,30 @@ func (h *Hooks) addNamespace(namespace string) {
 	}
 }
 
+// removingNamespace, over a fake client, takes namespace's follower out
+// of what informertest.Settle waits for, before the removal drains and
+// stops its informer. Done only once the informer had stopped
+// (removeNamespace), a Settle that had the follower already would report
+// "stopped" as an error, or wait until its context ended for one removed
+// before it ever opened a watch; and a Settle started during the drain
+// would still look at it. Remove makes the Settles already waiting
+// return nil for it; the ones started later no longer get it.
+func (h *Hooks) removingNamespace(namespace string) {
+	h.settleMu.Lock()
+	defer h.settleMu.Unlock()
+	h.settle = slices.DeleteFunc(h.settle, func(si *settle.Informer) bool {
+		if si.Namespace() != namespace {
+			return false
+		}
+		si.Remove()
+		return true
+	})
+}
+
 // removeNamespace forgets namespace: its first watch (the gate may then
 // open), the last error of its list and watch (Ready), its watch-list
-// stream, its cache (WaitForResourceVersion) and, over a fake client, its
-// follower (informertest.Settle).
+// stream and its cache (WaitForResourceVersion). Its follower
+// (informertest.Settle) went when the removal began (removingNamespace).
 func (h *Hooks) removeNamespace(namespace string) {
 	if h.gate != nil {
 		h.gate.remove(namespace)
@@ -49,7 +69,4 @@ func (h *Hooks) removeNamespace(namespace string) {
 	h.health.observe(namespace, nil)
 	h.Streams.Forget(namespace)
 	h.Versions.Remove(namespace)
-	h.settleMu.Lock()
-	h.settle = slices.DeleteFunc(h.settle, func(si *settle.Informer) bool { return si.Namespace() == namespace })
-	h.settleMu.Unlock()
 }

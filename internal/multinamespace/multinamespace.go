@@ -102,10 +102,15 @@ type Member struct {
 
 // Builder makes the composite's informer of a namespace (Add) and is told
 // when one is gone (Removed, after the informer has stopped), so that what
-// the factory keeps per namespace follows the set.
+// the factory keeps per namespace follows the set. Removing, if set, is
+// told of a removal as it begins, before the namespace's informer is
+// drained and stopped: what must stop counting the namespace before its
+// informer stops (informertest.Settle, which reports an informer that
+// stops under it as an error) cannot wait for Removed.
 type Builder struct {
-	Add     func(namespace string) Member
-	Removed func(namespace string)
+	Add      func(namespace string) Member
+	Removing func(namespace string)
+	Removed  func(namespace string)
 }
 
 // NewChangeable returns a composite over namespaces whose set

@@ -98,6 +98,13 @@ func (c *Informer) SetNamespaces(namespaces []string) error {
 	}
 	c.mu.Unlock()
 
+	if c.builder.Removing != nil {
+		// Before any of them is drained or stopped: from the start of
+		// the call the removed namespaces are out of the set.
+		for _, m := range removed {
+			c.builder.Removing(m.ns)
+		}
+	}
 	for _, m := range removed {
 		c.remove(m, delivered)
 	}

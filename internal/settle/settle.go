@@ -174,6 +174,9 @@ type Informer struct {
 	seq      uint64
 	handlers map[*handler]struct{}
 	stopped  bool
+	// removed is set by Remove: the namespace is no longer the
+	// informer's, and Settle no longer waits for it.
+	removed bool
 	// synced is the client-go informer's HasSyncedChecker().Done(): its
 	// handlers can have the initial events before it is closed (client-go
 	// closes it from a goroutine of its own).
@@ -564,10 +567,25 @@ func (s *Informer) stop() {
 	s.changed.Broadcast()
 }
 
+// Remove records that the informer's namespace has been removed from its
+// composite (the factory's SetNamespaces): from then on Settle returns nil
+// for it, also a Settle already waiting. It must be called before the
+// removal stops the informer, which Settle would otherwise report as an
+// error ("stopped"), and it also covers an informer removed before it
+// ever opened a watch, for which Settle would wait until its context
+// ends: a removed namespace is no longer part of what Settle waits for.
+func (s *Informer) Remove() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.removed = true
+	s.changed.Broadcast()
+}
+
 // Settle returns once every handler the informer had when it was called
 // has been given, and has returned from, every notification of the events
-// its client had sent by then; or an error naming what it still waits for
-// when ctx ends or the informer stops.
+// its client had sent by then, or at once once its namespace has been
+// removed (Remove); or an error naming what it still waits for when ctx
+// ends or the informer stops.
 func (s *Informer) Settle(ctx context.Context) error {
 	s.mu.Lock()
 	waitFor := make([]*handler, 0, len(s.handlers))
@@ -577,6 +595,11 @@ func (s *Informer) Settle(ctx context.Context) error {
 	var first uint64 // this call's first marker
 	var sent *stream // where its last marker went
 	for {
+		if s.removed {
+			// Checked first: a removal stops the informer.
+			s.mu.Unlock()
+			return nil
+		}
 		if s.stopped {
 			s.mu.Unlock()
 			return fmt.Errorf("%s stopped", s.name)
