@@ -48,7 +48,7 @@ func TestSettleWhileSetNamespaces(t *testing.T) {
 		http.Error(w, "forbidden", http.StatusForbidden)
 	}))
 	defer server.Close()
-	real, err := kubernetes.NewForConfig(&rest.Config{Host: server.URL})
+	realClient, err := kubernetes.NewForConfig(&rest.Config{Host: server.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestSettleWhileSetNamespaces(t *testing.T) {
 		want   error
 	}{
 		{"fake", fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "web"}}), nil},
-		{"real", real, informertest.ErrNotFake},
+		{"real", realClient, informertest.ErrNotFake},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
