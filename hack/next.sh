@@ -31,7 +31,17 @@
 #      (v0.38.0-beta.0 → v1.38.0-beta.0; the binaries are kept in
 #      .cache/testenv-<that version>/bin of this repository) and runs the e2e
 #      suite (test/e2e/run.sh) against them. Without -e2e, hack/testenv's
-#      go.mod is bumped but not tidied.
+#      go.mod is bumped but not tidied;
+#   7. the controller-runtime bridge (issue 45, item 4), after the library's
+#      checks so that a break in controller-runtime leaves their results:
+#      go build, go vet and go test of crcache (its unit tests),
+#      crcache/crsuite and examples/controller-runtime, each its own module
+#      whose controller-runtime (v0.25.3) requires an older k8s.io minor, so
+#      that the bump's versions are the ones selected (it prints the
+#      controller-runtime and client-go each builds with);
+#   8. with -e2e, on the same kube-apiserver and etcd, as hack/test.sh's e2e
+#      lane: controller-runtime's cache suite against crcache.New
+#      (hack/crsuite.sh) and examples/controller-runtime's TestManager.
 #
 # hack/test.sh runs this lane for the version at its top, not race-built (a
 # second compile of all of k8s.io/* with the race detector does not fit the
@@ -39,7 +49,10 @@
 # work): cold (empty GOCACHE and GOMODCACHE) 427 s wall, 465 CPU-seconds
 # alone, 272 s and 428 CPU-seconds as a step of a cold hack/test.sh; warm
 # (-trimpath lets a new copy reuse the compiled packages) about 60 s when
-# nothing changed, up to 135 s after edits, most of it the tests.
+# nothing changed, up to 135 s after edits, most of it the tests. The
+# controller-runtime bridge adds about 140 s the first time and 70 s warm;
+# with -e2e and the server already built, the e2e suite adds about 630 s
+# (v0.38.0-beta.0 on 2026-12-04, other sessions' tests beside it).
 #
 # Every go command runs with the toolchain that k8s.io/client-go@VERSION's
 # go.mod asks for (k8s_toolchain in hack/lib.sh: go 1.27.0 → go1.27.3;
@@ -51,7 +64,7 @@
 # Without it the copy is a temporary directory, removed on success and kept
 # on failure. The last line is
 #   next VERSION: parity N/M, tests ok
-# (", e2e ok" added with -e2e), or on failure which step failed.
+# (", e2e ok, crsuite ok" added with -e2e), or on failure which step failed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -208,6 +221,33 @@ if [ "$e2e" = 1 ]; then
 		env TESTENV_BIN_DIR="$E2E_BIN_DIR" "$copy/hack/testenv/build.sh"
 	step "e2e against kube-apiserver $kv (test/e2e/run.sh)" "$copy/test/e2e/run.sh"
 	suffix=", e2e ok"
+fi
+
+# The controller-runtime bridge, after the library's checks (a break in
+# controller-runtime leaves the library's results above it): its own modules,
+# with controller-runtime's k8s.io requirements (an older minor) under the
+# bump's, which MVS selects. Build, vet and test each run in every module even
+# when one fails.
+check_modules=(crcache crcache/crsuite examples/controller-runtime)
+bridge() {
+	local rc=0
+	in_modules go list -m sigs.k8s.io/controller-runtime k8s.io/client-go
+	in_modules go build ./... || rc=1
+	in_modules go vet -tags "$lane_tag" ./... || rc=1
+	in_modules go test "${test_flags[@]}" ./... || rc=1
+	return "$rc"
+}
+step "the controller-runtime bridge (${check_modules[*]}): go build, go vet, go test ${test_flags[*]} ./..." bridge
+if [ "$e2e" = 1 ]; then
+	step "controller-runtime's cache suite against crcache.New on kube-apiserver $kv (hack/crsuite.sh)" \
+		env TESTENV_BIN_DIR="$E2E_BIN_DIR" "$copy/hack/crsuite.sh"
+	manager() {
+		(cd "$copy/examples/controller-runtime" &&
+			TEST_ASSET_KUBE_APISERVER=$E2E_BIN_DIR/kube-apiserver TEST_ASSET_ETCD=$E2E_BIN_DIR/etcd \
+				go test -race -vet=off -count=1 -v -run '^TestManager$' ./cmd)
+	}
+	step "examples/controller-runtime's TestManager on kube-apiserver $kv" manager
+	suffix+=", crsuite ok"
 fi
 
 current="done"
