@@ -210,9 +210,18 @@ func TestMetricsOverHTTP(t *testing.T) {
 	if err := c.client.CoreV1().Pods(c.ns).Delete(c.ctx, "p-00", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s = waitFor("42 adds, 1 delete", func(s scrape) bool {
+	// The counters, the objects gauge and the handler's lag are updated at
+	// different moments of one event's delivery: wait for a scrape that
+	// has all of them, so that the checks below compare one state.
+	s = waitFor("42 adds, 1 delete, the objects gauge and the handler's lag after them", func(s scrape) bool {
+		var applied float64
+		for _, typ := range []string{"add", "update", "delete"} {
+			applied += s.value("kubeinformers_informer_events_total", append(typed, `type="`+typ+`"`)...)
+		}
 		return s.value("kubeinformers_informer_events_total", append(typed, `type="add"`)...) == initial+2 &&
-			s.value("kubeinformers_informer_events_total", append(typed, `type="delete"`)...) == 1
+			s.value("kubeinformers_informer_events_total", append(typed, `type="delete"`)...) == 1 &&
+			s.value("kubeinformers_informer_objects", typed...) == float64(serverCount()) &&
+			s.value("kubeinformers_informer_handler_lag_seconds_count", typed...) == applied
 	})
 	if got, want := s.value("kubeinformers_informer_objects", typed...), float64(serverCount()); got != want {
 		t.Errorf("objects = %v, server has %v", got, want)
