@@ -21,6 +21,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -39,20 +40,12 @@ func (c *Cache) customInformer(key entryKey, mapping *meta.RESTMapping, s slot, 
 	case formUnstructured:
 		resource := c.dynamic.Resource(mapping.Resource)
 		requests = func(ns string) listwatch.Requests {
-			r := resource.Namespace(ns)
-			return listwatch.Requests{
-				List:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return r.List(ctx, o) },
-				Watch: r.Watch,
-			}
+			return listwatch.Of[*unstructured.UnstructuredList](resource.Namespace(ns))
 		}
 	case formMetadata:
 		resource := c.metadata.Resource(mapping.Resource)
 		requests = func(ns string) listwatch.Requests {
-			r := resource.Namespace(ns)
-			return listwatch.Requests{
-				List:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return r.List(ctx, o) },
-				Watch: r.Watch,
-			}
+			return listwatch.Of[*metav1.PartialObjectMetadataList](resource.Namespace(ns))
 		}
 	default:
 		var err error

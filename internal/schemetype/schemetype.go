@@ -76,17 +76,12 @@ func Resource(config *rest.Config, httpClient *http.Client, scheme *runtime.Sche
 	if _, ok := example.(metav1.Object); !ok {
 		return nil, fmt.Errorf("%v: its Go type %v has no object metadata", gvk, t)
 	}
-	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
-	list, err := scheme.New(listGVK)
-	if err != nil {
-		return nil, fmt.Errorf("%v: the scheme has no list type: %w", gvk, err)
-	}
 	if err := binding.ValidateResource(resource); err != nil {
 		return nil, fmt.Errorf("%v as %v: %w", gvk, resource, err)
 	}
-	client, err := restClient(config, httpClient, scheme, gvk.GroupVersion())
+	client, reqs, err := clientAndRequests(config, httpClient, scheme, gvk, resource)
 	if err != nil {
-		return nil, fmt.Errorf("%v: %w", gvk, err)
+		return nil, err
 	}
 	return &binding.Resource{
 		Resource:   resource,
@@ -94,7 +89,7 @@ func Resource(config *rest.Config, httpClient *http.Client, scheme *runtime.Sche
 		Type:       t,
 		Example:    example,
 		Client:     client,
-		Requests:   func(namespace string) listwatch.Requests { return requests(client, resource.Resource, namespace, list) },
+		Requests:   reqs,
 		Missing:    "the REST client is nil",
 		Typed:      func(i cache.SharedIndexInformer) cache.SharedIndexInformer { return i },
 	}, nil
@@ -105,15 +100,22 @@ func Resource(config *rest.Config, httpClient *http.Client, scheme *runtime.Sche
 // informer that no factory builds (one of controller-runtime's
 // Options.NewInformer).
 func Requests(config *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, gvk schema.GroupVersionKind, resource schema.GroupVersionResource) (func(namespace string) listwatch.Requests, error) {
+	_, reqs, err := clientAndRequests(config, httpClient, scheme, gvk, resource)
+	return reqs, err
+}
+
+// clientAndRequests is the REST client of gvk's group version and the
+// list and watch calls of resource through it.
+func clientAndRequests(config *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, gvk schema.GroupVersionKind, resource schema.GroupVersionResource) (*rest.RESTClient, func(namespace string) listwatch.Requests, error) {
 	list, err := scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	if err != nil {
-		return nil, fmt.Errorf("%v: the scheme has no list type: %w", gvk, err)
+		return nil, nil, fmt.Errorf("%v: the scheme has no list type: %w", gvk, err)
 	}
 	client, err := restClient(config, httpClient, scheme, gvk.GroupVersion())
 	if err != nil {
-		return nil, fmt.Errorf("%v: %w", gvk, err)
+		return nil, nil, fmt.Errorf("%v: %w", gvk, err)
 	}
-	return func(namespace string) listwatch.Requests { return requests(client, resource.Resource, namespace, list) }, nil
+	return client, func(namespace string) listwatch.Requests { return requests(client, resource.Resource, namespace, list) }, nil
 }
 
 // restClient is a client of one group version that decodes into the
