@@ -28,19 +28,30 @@
 # CPU time, also when a step fails.
 #
 # Two lanes share the two cores of a CI machine, ordered so that no package is
-# compiled twice at once (the build cache does not share work in flight):
+# compiled twice at once (the build cache does not share work in flight) and
+# so that the lane that mostly waits (the servers' tests) starts as soon as it
+# can and runs beside the steps that compute:
 #
 #   background: build kube-apiserver and etcd   | foreground: gofmt ... tidy,
-#     (compiles k8s.io/* without -race, which  |   build golangci-lint, every
-#      lint, codegen and parity then reuse)     |   race-built test (vet off:
-#                                               |   lint runs go vet)
-#   background: e2e suite, then controller-     | foreground: golangci-lint,
-#     runtime's cache suite (hack/crsuite.sh)   |   codegen, parity, smoke
-#     (mostly waiting on the servers)           |
+#     (plain: the k8s.io/* packages that lint,  |   compile the e2e tests
+#      codegen, parity and the smoke reuse)     |   (race: the k8s.io/*,
+#   then, once the foreground has compiled the  |   controller-runtime and
+#   e2e tests: the e2e suite, controller-       |   library packages every
+#     runtime's cache suite (hack/crsuite.sh)   |   race-built test reuses),
+#     and the example's manager, one after the  |   build golangci-lint, the
+#     other (mostly waiting on the servers)     |   race-built tests (with
+#                                               |   coverage), golangci-lint,
+#                                               |   codegen, parity, the bench
+#                                               |   smoke (once the servers
+#                                               |   are built)
 #                                               |   (and with -next the next
 #                                               |   lane: its own Go
 #                                               |   toolchain, so it shares
 #                                               |   no compiled package)
+#
+# The budget: a cold run (fresh clone, empty Go build cache) on an idle 2-core
+# machine takes at most 1,500 s of wall time; the last line says how long this
+# run took. docs/development.md lists each step's cold cost.
 #
 # Needs only the `go` on PATH (Go 1.26 or newer); everything else is fetched
 # through the Go module proxy.
@@ -114,19 +125,23 @@ record() { names+=("$1") walls+=("$2") cpus+=("$3") results+=("$4"); }
 table() {
 	local rc=$?
 	if [ -n "$bg_pid" ]; then
-		# A step failed while the background build was running: stop it.
+		# A step failed while the background lane was running: stop it.
 		kill -TERM -- "-$bg_pid" 2>/dev/null || true
 		wait "$bg_pid" 2>/dev/null || true
+		record_background
 		record "$bg_name" "-" "-" "stopped"
 	fi
 	printf '\n%-52s %7s %7s  %s\n' "step" "wall s" "CPU s" "result"
-	local i
+	local i total
 	for i in "${!names[@]}"; do
 		printf '%-52s %7s %7s  %s\n' "${names[$i]}" "${walls[$i]}" "${cpus[$i]}" "${results[$i]}"
 	done
 	cpu_seconds
-	printf '%-52s %7s %7s  %s\n' "total" "$(($(date +%s) - started))" "$cpu" \
+	total=$(($(date +%s) - started))
+	printf '%-52s %7s %7s  %s\n' "total" "$total" "$cpu" \
 		"$([ "$rc" = 0 ] && echo "all checks passed" || echo "FAILED (exit $rc)")"
+	printf '\nhack/test.sh: %d s wall, %d CPU-seconds; budget: 1500 s wall for a cold run on an idle 2-core machine (%s)\n' \
+		"$total" "$cpu" "$([ "$total" -le 1500 ] && echo "within it" || echo "OVER it")"
 	rm -rf "$logs"
 }
 trap table EXIT
@@ -160,37 +175,70 @@ step() {
 }
 
 # background NAME CMD...: start CMD now, in its own process group, with its
-# output in a log; finish_background waits for it and reports it as a step.
+# output in a log; finish_background waits for it and reports each of its
+# bg_steps as a step.
 background() {
 	bg_name=$1
 	shift
 	printf '\n==> %s: started in the background\n' "$bg_name"
+	: >"$logs/background.steps"
 	set -m
 	(
-		t0=$(date +%s) rc=0
+		rc=0
 		"$@" >"$logs/background.log" 2>&1 || rc=$?
-		cpu_seconds
-		echo "$(($(date +%s) - t0)) $cpu $rc" >"$logs/background.done"
 		exit "$rc"
 	) &
 	bg_pid=$!
 	set +m
 }
 
+# bg_step NAME CMD...: in the background lane, run CMD as one step of it,
+# recording its wall and CPU time for the table.
+bg_step() {
+	local name=$1 rc=0 t0
+	shift
+	printf '\n==> %s\n' "$name"
+	t0=$(date +%s)
+	(
+		rc=0
+		"$@" || rc=$?
+		times >"$logs/bg-step.times"
+		exit "$rc"
+	) || rc=$?
+	printf '%s %s %s %s\n' "$(($(date +%s) - t0))" "$(times_cpu "$logs/bg-step.times")" "$rc" "$name" >>"$logs/background.steps"
+	return "$rc"
+}
+
+# record_background: the table rows of the background lane's steps so far.
+record_background() {
+	local wall bcpu brc name
+	while read -r wall bcpu brc name; do
+		record "$name (background)" "$wall" "$bcpu" "$([ "$brc" = 0 ] && echo ok || echo "FAILED ($brc)")"
+	done <"$logs/background.steps"
+}
+
 finish_background() {
-	local t0 rc=0 wall bcpu
+	local t0 rc=0
 	t0=$(date +%s)
 	printf '\n==> waiting for: %s\n' "$bg_name"
 	wait "$bg_pid" || rc=$?
 	bg_pid=""
 	cat "$logs/background.log"
-	read -r wall bcpu _ <"$logs/background.done" || wall="?" bcpu="?"
-	record "$bg_name (background)" "$wall" "$bcpu" "$([ "$rc" = 0 ] && echo ok || echo "FAILED ($rc)")"
-	record "  (waiting for it)" "$(($(date +%s) - t0))" "0" "-"
+	record_background
+	record "  (waiting for it)" "$(($(date +%s) - t0))" "0" "$([ "$rc" = 0 ] && echo ok || echo "FAILED ($rc)")"
 	if [ "$rc" != 0 ] && [ "${TEST_KEEP_GOING:-}" = 1 ]; then
 		failed=1
 		return 0
 	fi
+	return "$rc"
+}
+
+# wait_for FILE: wait until FILE exists (another lane writes it when it is
+# done, with its exit status), then return that status.
+wait_for() {
+	local rc
+	while [ ! -s "$1" ]; do sleep 2; done
+	read -r rc <"$1"
 	return "$rc"
 }
 
@@ -239,20 +287,64 @@ unit_test() {
 	(cd "$1" && go test -race -vet=off -count=1 ./...)
 }
 
-# compile_e2e: build the e2e test binaries (race) while the apiserver is still
-# being built, so that the e2e lane starts running at once.
+# compile_e2e: compile every package of the e2e tests, race-built as
+# test/e2e/run.sh builds them (go list -export compiles without linking; the
+# run links), then tell the background lane, which starts the e2e suite once
+# the servers are built too. It is the first race-built step: the k8s.io/*,
+# controller-runtime and library packages it compiles are those every
+# race-built test after it reuses.
 compile_e2e() {
-	mkdir -p "$logs/e2e-bin"
-	(cd test/e2e && go test -race -vet=off -c -o "$logs/e2e-bin/" ./...)
+	local rc=0
+	(cd test/e2e && go list -export -deps -test -race ./... >/dev/null) || rc=$?
+	echo "$rc" >"$logs/e2e-compiled"
+	return "$rc"
+}
+
+# The background lane: the servers' build, then (once the foreground has
+# compiled the e2e tests) the e2e suite, then controller-runtime's own cache
+# suite against crcache.New (hack/crsuite.sh: race-built, envtest on the same
+# kube-apiserver and etcd), then examples/controller-runtime's manager on them
+# (its test, which the coverage step ran and skipped without the servers:
+# envtest takes them from TEST_ASSET_*), each run even if another fails.
+# One after the other: run beside the e2e suite, the crsuite's race build
+# and servers made the suite's timing-sensitive checks flake (tried on
+# 2026-12-04: TestMetricsOverHTTP read a scrape between an event's counter
+# and its gauge).
+example_manager() {
+	local bin=${TESTENV_BIN_DIR:-$root/.cache/testenv/bin}
+	(cd examples/controller-runtime && TEST_ASSET_KUBE_APISERVER=$bin/kube-apiserver TEST_ASSET_ETCD=$bin/etcd \
+		go test -race -vet=off -count=1 -v -run '^TestManager$' ./cmd)
+}
+server_lane() {
+	local rc=0
+	bg_step "build kube-apiserver and etcd (hack/testenv/build.sh)" hack/testenv/build.sh || rc=$?
+	echo "$rc" >"$logs/servers-built"
+	[ "$rc" = 0 ] || return "$rc"
+	if ! bg_step "(the lane waiting for the e2e tests' compile)" wait_for "$logs/e2e-compiled"; then
+		echo "the e2e tests did not compile: the e2e suite, crsuite and example were not run"
+		return 1
+	fi
+	bg_step "e2e suite (test/e2e/run.sh)" test/e2e/run.sh || rc=$?
+	bg_step "controller-runtime's cache suite (hack/crsuite.sh)" hack/crsuite.sh || rc=$?
+	bg_step "examples/controller-runtime TestManager" example_manager || rc=$?
+	return "$rc"
+}
+
+# The bench smoke starts its own kube-apiserver and etcd: it waits for the
+# background lane to have built them.
+bench_smoke() {
+	wait_for "$logs/servers-built" || { echo "the servers did not build"; return 1; }
+	hack/bench-scale.sh -smoke
 }
 
 # --- the suite --------------------------------------------------------------
 echo "modules: ${all_modules[*]}"
-background "build kube-apiserver and etcd (hack/testenv/build.sh)" hack/testenv/build.sh
+background "servers, then e2e, controller-runtime's cache suite and examples/controller-runtime" server_lane
 
 step "gofmt" check_gofmt
 step "license headers" check_license_headers
 step "go mod tidy -diff (every module)" check_tidy
+step "compile the e2e tests (race; go list -export)" compile_e2e
 build_lint() { golangci_lint >"$logs/lint-path"; }
 step "build golangci-lint (hack/tools)" build_lint
 golangci_lint=$(cat "$logs/lint-path" 2>/dev/null || true)
@@ -265,39 +357,20 @@ for m in "${unit_modules[@]}"; do
 	step "go test -race ($m)" unit_test "$m"
 done
 step "go test -race with coverage (${covered_modules[*]}; hack/coverage.sh)" hack/coverage.sh
-step "compile the e2e tests (race)" compile_e2e
 
-# --- more steps that need no apiserver go here, as
+# --- more steps go here, as
 #   step "what it checks" command args...
-# Race-built ones above the e2e compile, the others below the e2e start.
+# Race-built ones above the lint (the crsuite's race build runs in the
+# background lane about when lint runs), steps that need the servers after a
+# wait_for "$logs/servers-built" (as bench_smoke).
 # ----------------------------------------------------------------------------
-
-finish_background
-# The e2e lane: the e2e suite, then controller-runtime's own cache suite
-# against crcache.New (hack/crsuite.sh: race-built, envtest on the same
-# kube-apiserver and etcd), then examples/controller-runtime's manager on
-# them (its test, which the unit step ran and skipped without the servers:
-# envtest takes them from TEST_ASSET_*), each run even if another fails.
-# One after the other: run beside the e2e suite, the crsuite's race build
-# and servers made the suite's timing-sensitive checks flake (tried on
-# 2026-12-04: TestMetricsOverHTTP read a scrape between an event's counter
-# and its gauge).
-e2e_lane() {
-	local rc=0 bin=${TESTENV_BIN_DIR:-$root/.cache/testenv/bin}
-	test/e2e/run.sh || rc=$?
-	hack/crsuite.sh || rc=$?
-	(cd examples/controller-runtime && TEST_ASSET_KUBE_APISERVER=$bin/kube-apiserver TEST_ASSET_ETCD=$bin/etcd \
-		go test -race -vet=off -count=1 -v -run '^TestManager$' ./cmd) || rc=$?
-	return "$rc"
-}
-background "e2e, controller-runtime's cache suite and examples/controller-runtime (test/e2e/run.sh, hack/crsuite.sh)" e2e_lane
 
 for m in "${lint_modules[@]}"; do
 	step "golangci-lint ($m)" lint "$m"
 done
 step "hack/verify-codegen.sh" hack/verify-codegen.sh
 step "API parity with client-go (hack/apiparity)" bash -c 'cd hack && go run ./apiparity -module-dir ..'
-step "bench-scale smoke: N=300, every variant and 2 shards (hack/bench-scale.sh -smoke)" hack/bench-scale.sh -smoke
+step "bench-scale smoke: N=300, every variant and 2 shards (hack/bench-scale.sh -smoke)" bench_smoke
 if [ "$next" = 1 ]; then
 	step "next lane: client-go $next_version (hack/next.sh)" hack/next.sh "$next_version"
 fi
