@@ -49,7 +49,7 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object
 	if err != nil {
 		return err
 	}
-	if unknown, err := c.unknownNamespace(entryKey{form: formOf(out), gvk: gvk}, key.Namespace); err != nil || unknown {
+	if unknown, err := c.outside(ctx, entryKey{form: formOf(out), gvk: gvk}, key.Namespace); err != nil || unknown {
 		if err == nil {
 			err = unknownNamespaceGet(key)
 		}
@@ -141,7 +141,7 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 		}
 	}
 	if listOpts.Namespace != "" {
-		if unknown, err := c.unknownNamespace(entryKey{form: formOf(obj), gvk: gvk}, listOpts.Namespace); err != nil || unknown {
+		if unknown, err := c.outside(ctx, entryKey{form: formOf(obj), gvk: gvk}, listOpts.Namespace); err != nil || unknown {
 			if err == nil {
 				err = unknownNamespaceList(listOpts.Namespace)
 			}
@@ -212,6 +212,29 @@ func (e *entry) slotOf(namespace string) *slotInformer {
 		}
 	}
 	return all
+}
+
+// outside is unknownNamespace, but a namespace that SetNamespaces is
+// adding is waited for, until that call has made it the cache's (reads
+// then see its objects) or failed: the informers hand its objects to the
+// handlers before, and a handler's read must not fail on them.
+func (c *Cache) outside(ctx context.Context, key entryKey, namespace string) (bool, error) {
+	unknown, err := c.unknownNamespace(key, namespace)
+	if err != nil || !unknown {
+		return unknown, err
+	}
+	c.mu.RLock()
+	change := c.adding
+	c.mu.RUnlock()
+	if change == nil || !slices.Contains(change.added, namespace) {
+		return true, nil
+	}
+	select {
+	case <-change.done:
+	case <-ctx.Done():
+		return false, apierrors.NewTimeoutError(fmt.Sprintf("failed waiting for namespace %s, which SetNamespaces is adding, to sync", namespace), 0)
+	}
+	return c.unknownNamespace(key, namespace)
 }
 
 // unknownNamespace reports whether namespace is outside the namespaces

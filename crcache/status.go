@@ -141,7 +141,9 @@ func compareKeys(a, b entryKey) int {
 // Once the cache has started, it returns when every informer has listed
 // the added namespaces; reads (Get, List) see the new set only from then
 // on, the added namespaces with their objects, never empty before their
-// first list. If a list or watch of an added namespace fails before it
+// first list: meanwhile a read in an added namespace waits for the call
+// (its informer hands the namespace's objects to the handlers first), and
+// a List of every namespace has the old ones only. If a list or watch of an added namespace fails before it
 // has synced, or the cache stops meanwhile, it takes the added
 // namespaces out of every informer again, leaving the cache's namespaces
 // as they were, and returns an error naming the kind, the namespace and
@@ -173,9 +175,15 @@ func (c *Cache) SetNamespaces(namespaces ...string) error {
 	added := slices.DeleteFunc(slices.Clone(want), func(ns string) bool { return slices.Contains(old, ns) })
 
 	// First every informer that follows the cache's namespaces adds the
-	// new ones and lists them; reads still see the old set only. An
-	// informer built meanwhile has the old set: the loop widens it too,
-	// until none is left, and then switches reads under the same lock.
+	// new ones and lists them; reads still see the old set only, and
+	// those in an added namespace wait (Get, List). An informer built
+	// meanwhile has the old set: the loop widens it too, until none is
+	// left, and then switches reads under the same lock.
+	change := &namespaceChange{added: added, done: make(chan struct{})}
+	c.mu.Lock()
+	c.adding = change
+	c.mu.Unlock()
+	defer close(change.done)
 	widened := map[informers.Factory]bool{}
 	var kept []follower
 	for {
@@ -184,6 +192,7 @@ func (c *Cache) SetNamespaces(namespaces ...string) error {
 		if len(pending) == 0 {
 			kept = c.followers(nil)
 			c.switchNamespaces(want)
+			c.adding = nil
 			c.mu.Unlock()
 			break
 		}
@@ -191,7 +200,11 @@ func (c *Cache) SetNamespaces(namespaces ...string) error {
 		for _, f := range pending {
 			widened[f.factory] = true
 			if err := c.widen(f, union, added, started); err != nil {
-				return fail(errors.Join(fmt.Errorf("%v: %w; the cache's namespaces are unchanged", f.gvk, err), c.restore(widened, old)))
+				err = errors.Join(fmt.Errorf("%v: %w; the cache's namespaces are unchanged", f.gvk, err), c.restore(widened, old))
+				c.mu.Lock()
+				c.adding = nil
+				c.mu.Unlock()
+				return fail(err)
 			}
 		}
 	}
@@ -207,6 +220,13 @@ func (c *Cache) SetNamespaces(namespaces ...string) error {
 		return fail(errors.Join(errs...))
 	}
 	return nil
+}
+
+// namespaceChange is a SetNamespaces call under way: done is closed once
+// it has switched reads to its namespaces, or failed.
+type namespaceChange struct {
+	added []string
+	done  chan struct{}
 }
 
 // follower is the factory of a slot that follows the cache's namespaces.

@@ -252,8 +252,10 @@ func TestCRCacheClusterScopedListInNamespace(t *testing.T) {
 // TestCRCacheSetNamespacesSynced adds namespace b to a running crcache
 // whose requests for b's ConfigMaps the server answers a second late:
 // SetNamespaces returns once b has synced, so that a Get and a List in b
-// right after see its objects; while it runs, reads in b answer "unknown
-// namespace" (the old set), never NotFound or an empty list.
+// right after see its objects; a read in b answers "unknown namespace"
+// before the call, waits while it runs (the informer hands b's objects to
+// the handlers before it returns), and is never NotFound or an empty
+// list.
 func TestCRCacheSetNamespacesSynced(t *testing.T) {
 	c := setup(t)
 	checkLeaks(t)
