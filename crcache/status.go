@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -183,7 +184,15 @@ func (c *Cache) SetNamespaces(namespaces ...string) error {
 	c.mu.Lock()
 	c.adding = change
 	c.mu.Unlock()
-	defer close(change.done)
+	// Before a restore, which waits for the handlers to be handed the
+	// removal of the added namespaces: a handler may be a waiting reader.
+	finish := sync.OnceFunc(func() {
+		c.mu.Lock()
+		c.adding = nil
+		c.mu.Unlock()
+		close(change.done)
+	})
+	defer finish()
 	widened := map[informers.Factory]bool{}
 	var kept []follower
 	for {
@@ -194,17 +203,15 @@ func (c *Cache) SetNamespaces(namespaces ...string) error {
 			c.switchNamespaces(want)
 			c.adding = nil
 			c.mu.Unlock()
+			finish()
 			break
 		}
 		c.mu.Unlock()
 		for _, f := range pending {
 			widened[f.factory] = true
 			if err := c.widen(f, union, added, started); err != nil {
-				err = errors.Join(fmt.Errorf("%v: %w; the cache's namespaces are unchanged", f.gvk, err), c.restore(widened, old))
-				c.mu.Lock()
-				c.adding = nil
-				c.mu.Unlock()
-				return fail(err)
+				finish()
+				return fail(errors.Join(fmt.Errorf("%v: %w; the cache's namespaces are unchanged", f.gvk, err), c.restore(widened, old)))
 			}
 		}
 	}
