@@ -17,6 +17,7 @@ limitations under the License.
 package informers
 
 import (
+	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -69,4 +70,22 @@ func (f *sharedInformerFactory) WaitsForResource(resource schema.GroupVersionRes
 		found = true
 	}
 	return found
+}
+
+// NamespaceListed implements bridge.Factory.
+func (f *sharedInformerFactory) NamespaceListed(resource schema.GroupVersionResource, namespace string) (bool, error) {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	listed := true
+	for _, e := range f.all() {
+		if e.id.Resource != resource || e.namespaces == nil {
+			continue
+		}
+		ok, err := e.hooks.NamespaceListed(namespace)
+		if err != nil {
+			return false, fmt.Errorf("%s: namespace %s: %w", e.id, namespace, err)
+		}
+		listed = listed && ok
+	}
+	return listed, nil
 }

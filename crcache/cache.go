@@ -61,6 +61,10 @@ type Cache struct {
 
 	// setNamespaces serializes SetNamespaces calls, which wait outside mu.
 	setNamespaces sync.Mutex
+	// adding is the change SetNamespaces is making, until it switches
+	// reads or fails: reads in its added namespaces wait for it. mu
+	// guards it.
+	adding *namespaceChange
 
 	mu        sync.RWMutex
 	entries   map[entryKey]*entry

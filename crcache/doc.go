@@ -23,7 +23,9 @@ limitations under the License.
 // [New] takes every field of [cache.Options] and behaves as
 // controller-runtime's cache does: the same Get and List (selectors, field
 // indexes, Limit, deep copies), the same informers of structured,
-// unstructured and metadata-only objects, and the same errors. Each
+// unstructured and metadata-only objects, and the same errors (a read in a
+// namespace outside the cache's is controller-runtime's "unknown namespace"
+// error at once, before any informer is built). Each
 // informer it builds is an informer of a [informers.Factory], so that what
 // the factory adds (lean caches, the stalled-stream fallback, readiness that
 // says why, metrics) applies to it; [NewCache] takes the factory's options
@@ -36,7 +38,9 @@ limitations under the License.
 // The cache is a [*Cache]: beyond [cache.Cache] it has [Cache.Ready] and
 // [Cache.ReadyzCheck] (for a manager's /readyz), [Cache.SyncStatus],
 // [Cache.Notices], [Cache.SetNamespaces] (the cache's namespaces changed
-// while the manager runs) and [Cache.WaitForResourceVersion]. Under
+// while the manager runs; it returns once the added namespaces have synced,
+// and on a failure leaves the namespaces as they were) and
+// [Cache.WaitForResourceVersion]. Under
 // [informers.WithAPIDiscovery], a kind whose CRD is not installed yet is
 // not an error: its informer waits for the kind, reporting synced, so that
 // its controller starts and the manager runs. The repository's

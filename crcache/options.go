@@ -84,6 +84,33 @@ func (p plan) slots(namespaced bool) []slot {
 	return []slot{{config: p.all}}
 }
 
+// routes reports whether a kind of the plan, if namespaced, has a slot
+// that holds namespace's objects: one of that namespace, or of every
+// namespace.
+func (p plan) routes(namespace string) bool {
+	if len(p.namespaces) == 0 {
+		return true
+	}
+	for _, s := range p.namespaces {
+		if s.namespaces == nil || slices.Contains(s.namespaces, namespace) {
+			return true
+		}
+	}
+	return false
+}
+
+// followedNamespaces are the cache's namespaces that SetNamespaces
+// changes, those of the default plan's slot that follows them; nil if
+// none does.
+func (c *config) followedNamespaces() []string {
+	for _, s := range c.defaults.namespaces {
+		if s.follows {
+			return s.namespaces
+		}
+	}
+	return nil
+}
+
 // config is [cache.Options] resolved once, with this module's options:
 // everything the cache reads to build and read an informer.
 type config struct {

@@ -42,11 +42,14 @@ var (
 	nodeGVK = corev1.SchemeGroupVersion.WithKind("Node")
 )
 
-// mapper knows Pods (namespaced) and Nodes (cluster-scoped).
+// mapper knows Pods (namespaced) and Nodes (cluster-scoped), and their
+// lists, as client-go's discovery mapper does.
 func mapper() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper([]schema.GroupVersion{corev1.SchemeGroupVersion})
 	m.Add(podGVK, meta.RESTScopeNamespace)
 	m.Add(nodeGVK, meta.RESTScopeRoot)
+	m.Add(corev1.SchemeGroupVersion.WithKind("PodList"), meta.RESTScopeNamespace)
+	m.Add(corev1.SchemeGroupVersion.WithKind("NodeList"), meta.RESTScopeRoot)
 	return m
 }
 

@@ -41,10 +41,18 @@ import (
 
 // Get reads the object of key into out from the cache, building and
 // starting the informer of out's kind first unless
-// ReaderFailOnMissingInformer. It waits for that informer to sync.
+// ReaderFailOnMissingInformer. It waits for that informer to sync. A key
+// in a namespace outside the cache's is an error at once, as in
+// controller-runtime, before any informer is built or waited for.
 func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object, opts ...client.GetOption) error {
 	gvk, err := apiutil.GVKForObject(out, c.config.scheme)
 	if err != nil {
+		return err
+	}
+	if unknown, err := c.outside(ctx, entryKey{form: formOf(out), gvk: gvk}, key.Namespace); err != nil || unknown {
+		if err == nil {
+			err = unknownNamespaceGet(key)
+		}
 		return err
 	}
 	e, started, err := c.getEntry(ctx, gvk, out, c.config.readerFailOnMissingInformer, true)
@@ -66,7 +74,7 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object
 		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, key.Name)
 	}
 	if si == nil {
-		return fmt.Errorf("unable to get: %v because of unknown namespace for the cache", key)
+		return unknownNamespaceGet(key)
 	}
 	var getOpts client.GetOptions
 	getOpts.ApplyOptions(opts)
@@ -102,7 +110,10 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object
 
 // List reads the objects of list's kind that match opts into list, as Get
 // reads one. A field selector must be exact matches on fields indexed with
-// IndexField; a continue token is an error; Limit caps the items.
+// IndexField; a continue token is an error; Limit caps the items. A
+// namespace outside the cache's is an error at once, as for Get; for a
+// cluster-scoped kind, a namespace selects the objects of that namespace,
+// none, as in controller-runtime.
 func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	var listOpts client.ListOptions
 	listOpts.ApplyOptions(opts)
@@ -129,6 +140,14 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 			return err
 		}
 	}
+	if listOpts.Namespace != "" {
+		if unknown, err := c.outside(ctx, entryKey{form: formOf(obj), gvk: gvk}, listOpts.Namespace); err != nil || unknown {
+			if err == nil {
+				err = unknownNamespaceList(listOpts.Namespace)
+			}
+			return err
+		}
+	}
 	e, started, err := c.getEntry(ctx, gvk, obj, c.config.readerFailOnMissingInformer, true)
 	if err != nil {
 		return err
@@ -137,22 +156,36 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 		return &cache.ErrCacheNotStarted{}
 	}
 	// A kind not served yet (WithAPIDiscovery) has no slots: no objects.
+	// Each slot is read with the namespaces reads are routed to now: a
+	// slot that follows SetNamespaces may hold a namespace being added
+	// or removed, which reads do not see yet, or any more.
+	type read struct {
+		si     *slotInformer
+		routed []string
+	}
 	c.mu.RLock()
-	slots := e.slots
-	if !e.namespaced {
-		listOpts.Namespace = ""
-	} else if listOpts.Namespace != "" && len(slots) > 0 {
+	var reads []read
+	switch {
+	case listOpts.Namespace != "" && e.namespaced && len(e.slots) > 0:
 		si := e.slotOf(listOpts.Namespace)
 		if si == nil {
 			c.mu.RUnlock()
-			return fmt.Errorf("unable to list: %v because of unknown namespace for the cache", listOpts.Namespace)
+			return unknownNamespaceList(listOpts.Namespace)
 		}
-		slots = []*slotInformer{si}
+		reads = []read{{si: si}}
+	default:
+		for _, si := range e.slots {
+			r := read{si: si}
+			if si.follows && e.namespaced && listOpts.Namespace == "" {
+				r.routed = si.namespaces
+			}
+			reads = append(reads, r)
+		}
 	}
 	c.mu.RUnlock()
 	var items []runtime.Object
-	for _, si := range slots {
-		more, err := si.list(gvk, &listOpts, int64(len(items)))
+	for _, r := range reads {
+		more, err := r.si.list(gvk, &listOpts, r.routed, int64(len(items)))
 		if err != nil {
 			return err
 		}
@@ -181,9 +214,73 @@ func (e *entry) slotOf(namespace string) *slotInformer {
 	return all
 }
 
+// outside is unknownNamespace, but a namespace that SetNamespaces is
+// adding is waited for, until that call has made it the cache's (reads
+// then see its objects) or failed: the informers hand its objects to the
+// handlers before, and a handler's read must not fail on them.
+func (c *Cache) outside(ctx context.Context, key entryKey, namespace string) (bool, error) {
+	unknown, err := c.unknownNamespace(key, namespace)
+	if err != nil || !unknown {
+		return unknown, err
+	}
+	c.mu.RLock()
+	change := c.adding
+	c.mu.RUnlock()
+	if change == nil || !slices.Contains(change.added, namespace) {
+		return true, nil
+	}
+	select {
+	case <-change.done:
+	case <-ctx.Done():
+		return false, apierrors.NewTimeoutError(fmt.Sprintf("failed waiting for namespace %s, which SetNamespaces is adding, to sync", namespace), 0)
+	}
+	return c.unknownNamespace(key, namespace)
+}
+
+// unknownNamespace reports whether namespace is outside the namespaces
+// the cache holds key's objects in: the kind is namespaced, and neither a
+// slot of that namespace nor one of every namespace holds them. It builds
+// no informer and waits for none; it asks the mapper for the kind's scope
+// only for a namespace no slot holds, as controller-runtime's
+// multi-namespace cache does. A kind the mapper does not know yet under
+// WithAPIDiscovery is left to getEntry, which waits for it.
+func (c *Cache) unknownNamespace(key entryKey, namespace string) (bool, error) {
+	c.mu.RLock()
+	e := c.entries[key]
+	if e != nil && len(e.slots) > 0 {
+		unknown := e.namespaced && e.slotOf(namespace) == nil
+		c.mu.RUnlock()
+		return unknown, nil
+	}
+	routed := c.config.plan(key.gvk).routes(namespace)
+	c.mu.RUnlock()
+	if routed {
+		return false, nil
+	}
+	namespaced, err := apiutil.IsGVKNamespaced(key.gvk, c.config.mapper)
+	if err != nil {
+		if c.config.settings.APIDiscovery && meta.IsNoMatchError(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return namespaced, nil
+}
+
+// unknownNamespaceGet and unknownNamespaceList are controller-runtime's
+// errors for a read outside the cache's namespaces, word for word.
+func unknownNamespaceGet(key client.ObjectKey) error {
+	return fmt.Errorf("unable to get: %v because of unknown namespace for the cache", key)
+}
+
+func unknownNamespaceList(namespace string) error {
+	return fmt.Errorf("unable to list: %v because of unknown namespace for the cache", namespace)
+}
+
 // list returns the slot's objects that match opts, at most opts.Limit
-// less have (when Limit is set).
-func (si *slotInformer) list(gvk schema.GroupVersionKind, opts *client.ListOptions, have int64) ([]runtime.Object, error) {
+// less have (when Limit is set); only those of the routed namespaces when
+// routed is not nil.
+func (si *slotInformer) list(gvk schema.GroupVersionKind, opts *client.ListOptions, routed []string, have int64) ([]runtime.Object, error) {
 	indexer := si.informer.GetIndexer()
 	var objs []any
 	var err error
@@ -211,12 +308,15 @@ func (si *slotInformer) list(gvk schema.GroupVersionKind, opts *client.ListOptio
 		if !ok {
 			return nil, fmt.Errorf("cache contained %T, which is not an Object", item)
 		}
-		if opts.LabelSelector != nil {
+		if opts.LabelSelector != nil || routed != nil {
 			m, err := meta.Accessor(obj)
 			if err != nil {
 				return nil, err
 			}
-			if !opts.LabelSelector.Matches(labels.Set(m.GetLabels())) {
+			if routed != nil && !slices.Contains(routed, m.GetNamespace()) {
+				continue
+			}
+			if opts.LabelSelector != nil && !opts.LabelSelector.Matches(labels.Set(m.GetLabels())) {
 				continue
 			}
 		}

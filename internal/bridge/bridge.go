@@ -38,6 +38,11 @@ type Factory interface {
 	// resource and every one of them waits for the server to serve it
 	// (WithAPIDiscovery).
 	WaitsForResource(resource schema.GroupVersionResource) bool
+	// NamespaceListed reports whether every informer of resource whose
+	// namespaces follow the factory's set (SetNamespaces) has synced
+	// namespace; while one has not, the last error of its list or watch
+	// of namespace, if any.
+	NamespaceListed(resource schema.GroupVersionResource, namespace string) (bool, error)
 }
 
 // Settings are the factory-wide settings of its options that

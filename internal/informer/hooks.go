@@ -223,6 +223,13 @@ func (h *health) observe(source string, err error) {
 	h.errs[source] = err
 }
 
+// of returns the last error of source, or nil.
+func (h *health) of(source string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.errs[source]
+}
+
 // last returns the errors of the failing sources, or nil.
 func (h *health) last() error {
 	h.mu.Lock()

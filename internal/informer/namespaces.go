@@ -70,3 +70,15 @@ func (h *Hooks) removeNamespace(namespace string) {
 	h.Streams.Forget(namespace)
 	h.Versions.Remove(namespace)
 }
+
+// NamespaceListed reports whether the informer of namespace has synced
+// (its first list is in the cache); while it has not, the last error of
+// its list or watch, if any.
+func (h *Hooks) NamespaceListed(namespace string) (bool, error) {
+	for _, src := range h.Versions.All() {
+		if src.Namespace() == namespace && src.Synced() {
+			return true, nil
+		}
+	}
+	return false, h.health.of(namespace)
+}

@@ -170,6 +170,9 @@ func (s *Source) Covers(namespace string) bool {
 	return namespace == "" || s.namespace == "" || s.namespace == namespace
 }
 
+// Synced reports whether the source's informer has synced.
+func (s *Source) Synced() bool { return s.informer.HasSynced() }
+
 // Newest is the resource version the cache reflects: every event up to it
 // is in the lister.
 func (s *Source) Newest() string {
