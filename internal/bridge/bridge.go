@@ -38,6 +38,11 @@ type Factory interface {
 	// resource and every one of them waits for the server to serve it
 	// (WithAPIDiscovery).
 	WaitsForResource(resource schema.GroupVersionResource) bool
+	// BorrowName makes the factory report this module's metrics under
+	// label, and leaves its informer name (WithInformerName, which
+	// several factories share) to the caller: Shutdown does not release
+	// it. Call it before the factory builds an informer.
+	BorrowName(label string)
 }
 
 // Settings are the factory-wide settings of its options that
@@ -52,6 +57,8 @@ type Settings struct {
 	Transform cache.TransformFunc
 	// APIDiscovery is whether WithAPIDiscovery was given.
 	APIDiscovery bool
+	// InformerName is that of WithInformerName, or nil.
+	InformerName *cache.InformerName
 	// Resources are the settings of WithResourceOptions, by resource.
 	Resources map[schema.GroupVersionResource]ResourceSettings
 }
