@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -214,8 +215,8 @@ func TestCRCacheByObjectCRDInstalledLater(t *testing.T) {
 // TestCRCacheWatchErrorHandler: cache.Options.DefaultWatchErrorHandler
 // gets the 403 of a kind the user may not list from crcache as from
 // controller-runtime's cache, and crcache's Ready still names it. Under
-// WithAPIDiscovery, a kind whose CRD is deleted is no error: the handler
-// gets none for it while the cache empties and waits for the kind.
+// WithAPIDiscovery, a version that stops being served is no error: the
+// handler gets none for it while the cache empties and waits for it.
 func TestCRCacheWatchErrorHandler(t *testing.T) {
 	c := setup(t)
 	checkLeaksBesideControllerRuntime(t)
@@ -270,13 +271,29 @@ func TestCRCacheWatchErrorHandler(t *testing.T) {
 		}
 	})
 
-	t.Run("CRD deleted", func(t *testing.T) {
+	t.Run("version no longer served", func(t *testing.T) {
+		// The Gadgets stay when their version v2 stops being served (v1
+		// stores them), so that the informer of v2 holds objects when its
+		// requests get 404s.
 		group := "errhandler-" + randSuffix() + ".e2e.kubeinformers.io"
-		gvr := installCRD(t, c, group, "gadgets", "Gadget")
-		t.Cleanup(func() { deleteCRD(t, c, gvr) })
 		dyn := dynamic.NewForConfigOrDie(c.cfg)
-		if _, err := dyn.Resource(gvr).Namespace(c.ns).Create(c.ctx, customObject(gvr, "Gadget", c.ns, "g", 1), metav1.CreateOptions{}); err != nil {
+		crd := testenv.CRD(group, "gadgets", "Gadget")
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		v2 := runtime.DeepCopyJSONValue(versions[0]).(map[string]any)
+		v2["name"], v2["storage"] = "v2", false
+		if err := unstructured.SetNestedSlice(crd.Object, append(versions, v2), "spec", "versions"); err != nil {
 			t.Fatal(err)
+		}
+		gvr := schema.GroupVersionResource{Group: group, Version: "v2", Resource: "gadgets"}
+		t.Cleanup(func() { deleteCRD(t, c, gvr) })
+		if _, err := dyn.Resource(crdGVR).Create(c.ctx, crd, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if !eventually(60*time.Second, 50*time.Millisecond, func() bool {
+			_, err := dyn.Resource(gvr).Namespace(c.ns).Create(c.ctx, customObject(gvr, "Gadget", c.ns, "g", 1), metav1.CreateOptions{})
+			return err == nil
+		}) {
+			t.Fatal("v2 Gadgets not served within 60 s")
 		}
 		rec := &recorder{}
 		crc, err := crcache.NewCache(informers.WithAPIDiscovery())(c.cfg, cache.Options{
@@ -295,7 +312,21 @@ func TestCRCacheWatchErrorHandler(t *testing.T) {
 		if err := crc.List(ctx, list); err != nil || len(list.Items) != 1 {
 			t.Fatalf("List with the CRD installed: %d, %v; want 1", len(list.Items), err)
 		}
-		deleteCRD(t, c, gvr)
+		if !eventually(30*time.Second, 50*time.Millisecond, func() bool {
+			got, err := dyn.Resource(crdGVR).Get(c.ctx, "gadgets."+group, metav1.GetOptions{})
+			if err != nil {
+				return false
+			}
+			versions, _, _ := unstructured.NestedSlice(got.Object, "spec", "versions")
+			versions[1].(map[string]any)["served"] = false
+			if err := unstructured.SetNestedSlice(got.Object, versions, "spec", "versions"); err != nil {
+				return false
+			}
+			_, err = dyn.Resource(crdGVR).Update(c.ctx, got, metav1.UpdateOptions{})
+			return err == nil
+		}) {
+			t.Fatal("could not stop serving v2 within 30 s")
+		}
 		r := crc.(*crcache.Cache)
 		waits := func() bool {
 			return slices.ContainsFunc(r.Notices(), func(n string) bool { return strings.Contains(n, group) })
@@ -303,9 +334,9 @@ func TestCRCacheWatchErrorHandler(t *testing.T) {
 		if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
 			return crc.List(ctx, list) == nil && len(list.Items) == 0 && waits()
 		}) {
-			t.Fatalf("30 s after the CRD was deleted: %d Gadgets listed, notices %q", len(list.Items), r.Notices())
+			t.Fatalf("30 s after v2 stopped being served: %d Gadgets listed, notices %q", len(list.Items), r.Notices())
 		}
-		time.Sleep(2 * time.Second) // the informer retries meanwhile
+		time.Sleep(2 * time.Second) // the informer waits meanwhile
 		// A not-served error wraps the server's 404.
 		if errs := got(rec, apierrors.IsNotFound); len(errs) > 0 {
 			t.Errorf("DefaultWatchErrorHandler got %d errors for the kind no longer served (WithAPIDiscovery), want none: %v", len(errs), errs)
