@@ -92,24 +92,30 @@ func (r *factoryRecorder) noneLive() (int, int) {
 	}
 }
 
-// startForTest runs c until the test ends, and waits for Start to return.
-func startForTest(t *testing.T, c cache.Cache) context.Context {
+// startForTest runs c, and returns its context and a func that stops it
+// and fails the test unless Start returns nil within 30 s; the test's end
+// stops it too.
+func startForTest(t *testing.T, c cache.Cache) (context.Context, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Start: %v", err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Start: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Error("Start did not return 30 s after its context ended")
 			}
-		case <-time.After(30 * time.Second):
-			t.Error("Start did not return 30 s after its context ended")
-		}
-	})
-	return ctx
+		})
+	}
+	t.Cleanup(stop)
+	return ctx, stop
 }
 
 // TestRemoveInformerDropsItsFactory: once RemoveInformer returns, the
@@ -122,7 +128,7 @@ func TestRemoveInformerDropsItsFactory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := startForTest(t, c)
+	ctx, _ := startForTest(t, c)
 	for range 3 { // removed and built again, as an operator may
 		if _, err := c.GetInformer(ctx, &corev1.Pod{}, cache.BlockUntilSynced(false)); err != nil {
 			t.Fatal(err)
@@ -150,7 +156,7 @@ func TestFailedBuildLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := startForTest(t, c)
+	ctx, _ := startForTest(t, c)
 	_, err = c.GetInformer(ctx, &corev1.Pod{}, cache.BlockUntilSynced(false))
 	if err == nil || !strings.Contains(err.Error(), "z_bad") {
 		t.Fatalf("GetInformer = %v, want an error naming the namespace z_bad", err)
@@ -236,9 +242,7 @@ func TestInformerNameStaysTheCaches(t *testing.T) {
 		again.Release()
 		t.Fatalf("the name %q was released by NewCache", name.Name())
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
+	ctx, stop := startForTest(t, c)
 	for _, obj := range []client.Object{&corev1.Pod{}, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod"}}} {
 		if _, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false)); err != nil {
 			t.Fatal(err)
@@ -251,10 +255,7 @@ func TestInformerNameStaysTheCaches(t *testing.T) {
 	if !name.WithResource(corev1.SchemeGroupVersion.WithResource("nodes")).Reserved() {
 		t.Errorf("the name %q no longer registers resources: it was released", name.Name())
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	again, err := toolscache.NewInformerName(name.Name())
 	if err != nil {
 		t.Fatalf("the name is still reserved after the cache stopped: %v", err)
@@ -320,23 +321,18 @@ func TestMetricsLabelStable(t *testing.T) {
 	rec := &labelRecorder{labels: map[string][]string{}}
 	informers.SetMetricsProvider(rec)
 	defer informers.SetMetricsProvider(nil)
-	for i, order := range [][]client.Object{{&corev1.Pod{}, &corev1.Node{}}, {&corev1.Node{}, &corev1.Pod{}}} {
+	for _, order := range [][]client.Object{{&corev1.Pod{}, &corev1.Node{}}, {&corev1.Node{}, &corev1.Pod{}}} {
 		c, err := New(unreachable, cache.Options{Mapper: mapper(), Scheme: scheme.Scheme})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- c.Start(ctx) }()
+		ctx, stop := startForTest(t, c)
 		for _, obj := range order {
 			if _, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatalf("run %d: %v", i, err)
-		}
+		stop()
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()

@@ -50,27 +50,6 @@ var caches = []struct {
 	new  cache.NewCacheFunc
 }{{"cache.New", cache.New}, {"crcache.New", crcache.New}}
 
-// runCache starts c until the test ends; at the end it fails the test
-// unless Start returns within 30 s of its context ending.
-func runCache(t *testing.T, ctx context.Context, c cache.Cache) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Start: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("Start did not return 30 s after its context ended")
-		}
-	})
-	return ctx
-}
-
 // checkLeaksBesideControllerRuntime is checkLeaks, less the goroutines
 // of controller-runtime's multi-namespace cache (DefaultNamespaces) that
 // wait for an informer, or a handler, to sync: one that is stopped first
@@ -100,15 +79,15 @@ func TestCRCacheRemoveInformerFromItsHandler(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := runCache(t, c.ctx, crc)
-			inf, err := crc.GetInformer(ctx, &corev1.ConfigMap{})
+			runManager(t, c.ctx, crc)
+			inf, err := crc.GetInformer(c.ctx, &corev1.ConfigMap{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			returned := make(chan error, 1)
 			var once sync.Once
 			if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(any) {
-				once.Do(func() { returned <- crc.RemoveInformer(ctx, &corev1.ConfigMap{}) })
+				once.Do(func() { returned <- crc.RemoveInformer(c.ctx, &corev1.ConfigMap{}) })
 			}}); err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +103,7 @@ func TestCRCacheRemoveInformerFromItsHandler(t *testing.T) {
 				t.Error("the removed informer has not stopped within 10 s")
 			}
 			var list corev1.ConfigMapList
-			if err := crc.List(ctx, &list, client.InNamespace(c.ns)); err != nil || len(list.Items) != 2 {
+			if err := crc.List(c.ctx, &list, client.InNamespace(c.ns)); err != nil || len(list.Items) != 2 {
 				t.Errorf("List after the removal: %d ConfigMaps, %v; want 2 from a new informer", len(list.Items), err)
 			}
 		})
@@ -165,8 +144,8 @@ func TestCRCacheByObjectCRDInstalledLater(t *testing.T) {
 	if err != nil {
 		t.Fatalf("crcache.NewCache(WithAPIDiscovery()) with a ByObject kind not served yet: %v", err)
 	}
-	ctx := runCache(t, c.ctx, crc)
-	if _, err := crc.GetInformer(ctx, gadget()); err != nil {
+	runManager(t, c.ctx, crc)
+	if _, err := crc.GetInformer(c.ctx, gadget()); err != nil {
 		t.Fatalf("GetInformer before the CRD: %v", err)
 	}
 
@@ -187,7 +166,7 @@ func TestCRCacheByObjectCRDInstalledLater(t *testing.T) {
 	names := func(r client.Reader) []string {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(gvr.GroupVersion().WithKind("GadgetList"))
-		if err := r.List(ctx, l); err != nil {
+		if err := r.List(c.ctx, l); err != nil {
 			return []string{"error: " + err.Error()}
 		}
 		var out []string
@@ -201,7 +180,7 @@ func TestCRCacheByObjectCRDInstalledLater(t *testing.T) {
 	if err != nil {
 		t.Fatalf("controller-runtime's cache.New once the CRD is served: %v", err)
 	}
-	runCache(t, c.ctx, cr)
+	runManager(t, c.ctx, cr)
 	want := []string{c.ns + "/in"}
 	var got, crGot []string
 	if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
@@ -256,8 +235,8 @@ func TestCRCacheWatchErrorHandler(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := runCache(t, c.ctx, crc)
-			if _, err := crc.GetInformer(ctx, &corev1.Secret{}, cache.BlockUntilSynced(false)); err != nil {
+			runManager(t, c.ctx, crc)
+			if _, err := crc.GetInformer(c.ctx, &corev1.Secret{}, cache.BlockUntilSynced(false)); err != nil {
 				t.Fatal(err)
 			}
 			if !eventually(30*time.Second, 10*time.Millisecond, func() bool { return len(got(rec, apierrors.IsForbidden)) > 0 }) {
@@ -303,13 +282,13 @@ func TestCRCacheWatchErrorHandler(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := runCache(t, c.ctx, crc)
-		if !crc.WaitForCacheSync(ctx) {
+		runManager(t, c.ctx, crc)
+		if !crc.WaitForCacheSync(c.ctx) {
 			t.Fatal("WaitForCacheSync failed")
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvr.GroupVersion().WithKind("GadgetList"))
-		if err := crc.List(ctx, list); err != nil || len(list.Items) != 1 {
+		if err := crc.List(c.ctx, list); err != nil || len(list.Items) != 1 {
 			t.Fatalf("List with the CRD installed: %d, %v; want 1", len(list.Items), err)
 		}
 		if !eventually(30*time.Second, 50*time.Millisecond, func() bool {
@@ -332,7 +311,7 @@ func TestCRCacheWatchErrorHandler(t *testing.T) {
 			return slices.ContainsFunc(r.Notices(), func(n string) bool { return strings.Contains(n, group) })
 		}
 		if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
-			return crc.List(ctx, list) == nil && len(list.Items) == 0 && waits()
+			return crc.List(c.ctx, list) == nil && len(list.Items) == 0 && waits()
 		}) {
 			t.Fatalf("30 s after v2 stopped being served: %d Gadgets listed, notices %q", len(list.Items), r.Notices())
 		}
