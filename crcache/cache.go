@@ -67,10 +67,13 @@ type Cache struct {
 	entries map[entryKey]*entry
 	// named are the resources registered under the cache's informer name
 	// (WithInformerName) for client-go's metrics, which takes each once.
-	named   map[schema.GroupVersionResource]bool
-	started bool
-	stopped bool
-	ctx     context.Context
+	named map[schema.GroupVersionResource]bool
+	// removing holds, by key, what closes once the factories of an
+	// informer RemoveInformer removed have shut down.
+	removing map[entryKey]chan struct{}
+	started  bool
+	stopped  bool
+	ctx      context.Context
 	// startWait is closed when Start has started the informers; done when
 	// Start's context has ended.
 	startWait chan struct{}
@@ -127,6 +130,7 @@ func newCache(restConfig *rest.Config, opts cache.Options, options []informers.S
 		metadata:  meta,
 		entries:   make(map[entryKey]*entry),
 		named:     make(map[schema.GroupVersionResource]bool),
+		removing:  make(map[entryKey]chan struct{}),
 		startWait: make(chan struct{}),
 		done:      make(chan struct{}),
 	}, nil

@@ -387,9 +387,27 @@ func (c *Cache) startEntry(e *entry) {
 }
 
 // startSlots runs e's informers, each under a context of its own within
-// the cache's, which remove ends. The caller holds c.mu and the cache has
-// started.
+// the cache's, which remove ends. While the factories of an informer of
+// the same key that RemoveInformer removed still shut down, they start
+// once those have: the factory label of both is the same, and the old
+// one's Shutdown deletes its series. The caller holds c.mu and the cache
+// has started.
 func (c *Cache) startSlots(e *entry) {
+	if prev := c.removing[e.key]; prev != nil {
+		c.running.Go(func() {
+			select {
+			case <-prev:
+			case <-c.ctx.Done():
+				return
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if !c.stopped && c.entries[e.key] == e {
+				c.startSlots(e)
+			}
+		})
+		return
+	}
 	for _, si := range e.slots {
 		ctx, cancel := context.WithCancel(c.ctx)
 		si.stop = cancel
@@ -405,21 +423,43 @@ func (c *Cache) startSlots(e *entry) {
 // cache, without waiting for them: RemoveInformer may be called from one
 // of their own event handlers, which their stop waits for, as
 // controller-runtime's Remove does not wait. Their factories shut down
-// in the background, and Start waits for that before it returns; once
-// Start has stopped the cache, it shuts them down itself. The caller
-// holds c.mu.
+// in the background (c.removing says so until they have), and Start
+// waits for that before it returns; once Start has stopped the cache, it
+// shuts them down itself. The caller holds c.mu.
 func (c *Cache) remove(e *entry) {
 	if e.follow != nil {
 		e.follow.close()
 	}
+	var factories []informers.Factory
 	for _, si := range e.slots {
 		if si.stop != nil {
 			si.stop()
 		}
-		if si.factory != nil && !c.stopped {
-			c.running.Go(si.factory.Shutdown)
+		if si.factory != nil {
+			factories = append(factories, si.factory)
 		}
 	}
+	if len(factories) == 0 || c.stopped {
+		return
+	}
+	// An informer of the same key removed before, still shutting down,
+	// is done first.
+	prev, done := c.removing[e.key], make(chan struct{})
+	c.removing[e.key] = done
+	c.running.Go(func() {
+		for _, f := range factories {
+			f.Shutdown()
+		}
+		if prev != nil {
+			<-prev
+		}
+		c.mu.Lock()
+		if c.removing[e.key] == done {
+			delete(c.removing, e.key)
+		}
+		c.mu.Unlock()
+		close(done)
+	})
 }
 
 // GetInformer returns the informer of obj's kind in obj's form, building

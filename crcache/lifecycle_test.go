@@ -20,6 +20,7 @@ import (
 	"context"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -115,6 +116,7 @@ func startForTest(t *testing.T, c cache.Cache) (context.Context, func()) {
 		})
 	}
 	t.Cleanup(stop)
+	<-c.(*Cache).startWait // running: what is built from now on starts at once
 	return ctx, stop
 }
 
@@ -268,6 +270,9 @@ func TestInformerNameStaysTheCaches(t *testing.T) {
 type labelRecorder struct {
 	mu     sync.Mutex
 	labels map[string][]string
+	// events are "new" and "delete" for each informer's series, in order,
+	// by factory label and resource.
+	events map[string][]string
 }
 
 type noMetric struct{}
@@ -281,6 +286,7 @@ func (r *labelRecorder) NewObjectsMetric(id informers.MetricsID) informers.Gauge
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.labels[id.Resource.Resource] = append(r.labels[id.Resource.Resource], id.Factory)
+	r.events[id.Factory+" "+id.Resource.Resource] = append(r.events[id.Factory+" "+id.Resource.Resource], "new")
 	return noMetric{}
 }
 func (*labelRecorder) NewSyncedMetric(informers.MetricsID) informers.SettableGaugeMetric {
@@ -301,7 +307,11 @@ func (*labelRecorder) NewWatchesMetric(informers.MetricsID, string) informers.Co
 func (*labelRecorder) NewHandlerLagMetric(informers.MetricsID) informers.HistogramMetric {
 	return noMetric{}
 }
-func (*labelRecorder) DeleteInformerMetrics(informers.MetricsID) {}
+func (r *labelRecorder) DeleteInformerMetrics(id informers.MetricsID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events[id.Factory+" "+id.Resource.Resource] = append(r.events[id.Factory+" "+id.Resource.Resource], "delete")
+}
 func (*labelRecorder) NewShardOwnedMetric(string) informers.SettableGaugeMetric {
 	return noMetric{}
 }
@@ -318,7 +328,7 @@ func (*labelRecorder) DeleteShardMetrics(string) {}
 // the same whatever order the informers are built in, as on every
 // restart of the same operator: the cache's name, the form and the kind.
 func TestMetricsLabelStable(t *testing.T) {
-	rec := &labelRecorder{labels: map[string][]string{}}
+	rec := &labelRecorder{labels: map[string][]string{}, events: map[string][]string{}}
 	informers.SetMetricsProvider(rec)
 	defer informers.SetMetricsProvider(nil)
 	for _, order := range [][]client.Object{{&corev1.Pod{}, &corev1.Node{}}, {&corev1.Node{}, &corev1.Pod{}}} {
@@ -341,5 +351,55 @@ func TestMetricsLabelStable(t *testing.T) {
 		if len(got) != 2 || got[0] != want || got[1] != want {
 			t.Errorf("factory labels of %s over two runs building the informers in another order: %q, want %q twice", resource, got, want)
 		}
+	}
+}
+
+// TestRebuiltInformerKeepsItsMetrics: an informer removed and built again
+// reports under the same factory label; the removed one's series are
+// deleted before the new one's start, never after, so that the new
+// informer's series stay.
+func TestRebuiltInformerKeepsItsMetrics(t *testing.T) {
+	rec := &labelRecorder{labels: map[string][]string{}, events: map[string][]string{}}
+	informers.SetMetricsProvider(rec)
+	defer informers.SetMetricsProvider(nil)
+	c, err := New(unreachable, cache.Options{Mapper: mapper(), Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, _ := startForTest(t, c)
+	for range 3 {
+		if _, err := c.GetInformer(ctx, &corev1.Pod{}, cache.BlockUntilSynced(false)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.RemoveInformer(ctx, &corev1.Pod{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.GetInformer(ctx, &corev1.Pod{}, cache.BlockUntilSynced(false)); err != nil {
+		t.Fatal(err)
+	}
+	const key = "crcache/structured/Pod.v1 pods"
+	events := func() []string {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return slices.Clone(rec.events[key])
+	}
+	// Informers removed before they started never start; the others'
+	// series are deleted before the next one's are made.
+	alternating := func(got []string) bool {
+		for i, ev := range got {
+			if ev != [...]string{"new", "delete"}[i%2] {
+				return false
+			}
+		}
+		return len(got) >= 3 && got[len(got)-1] == "new"
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !alternating(events()) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // a late delete would come now
+	if got := events(); !alternating(got) {
+		t.Errorf("the series of %q: %q, want new and delete alternating, ending with new (the running informer's)", key, got)
 	}
 }
