@@ -166,7 +166,16 @@ func (h *Hooks) wire(cfg *listwatch.Config, source string) {
 // hands them to the handler the user set on the informer
 // (SetWatchErrorHandler), or logs them as client-go does.
 func (h *Hooks) watchErrors(name string, informer cache.SharedIndexInformer, source string) {
-	if err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+	if err := informer.SetWatchErrorHandlerWithContext(h.watchErrorHandler(source)); err != nil {
+		// Only a running informer refuses, and a new one is not running;
+		// without the handler Ready just knows less.
+		klog.Background().Error(err, "Cannot watch the errors of an informer", "informer", name)
+	}
+}
+
+// watchErrorHandler is the watch error handler of the informer of source.
+func (h *Hooks) watchErrorHandler(source string) cache.WatchErrorHandlerWithContext {
+	return func(ctx context.Context, r *cache.Reflector, err error) {
 		if errors.Is(err, listwatch.ErrNotServed) {
 			// The informer relists to empty its cache and waits for its
 			// resource; absence.go logged it once. It is no error.
@@ -178,10 +187,6 @@ func (h *Hooks) watchErrors(name string, informer cache.SharedIndexInformer, sou
 			return
 		}
 		cache.DefaultWatchErrorHandler(ctx, r, err)
-	}); err != nil {
-		// Only a running informer refuses, and a new one is not running;
-		// without the handler Ready just knows less.
-		klog.Background().Error(err, "Cannot watch the errors of an informer", "informer", name)
 	}
 }
 
