@@ -42,7 +42,7 @@ func TestUserWatchErrorHandler(t *testing.T) {
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", errors.New("no"))
 	handler(context.Background(), nil, forbidden)
 	handler(context.Background(), nil, fmt.Errorf("%w: v1, Resource=gadgets: %w", listwatch.ErrNotServed, apierrors.NewNotFound(schema.GroupResource{Resource: "gadgets"}, "")))
-	if len(got) != 1 || got[0] != forbidden {
+	if len(got) != 1 || !errors.Is(got[0], forbidden) {
 		t.Errorf("the user's handler got %v, want only the 403", got)
 	}
 	if err := h.Health(); !errors.Is(err, forbidden) {
