@@ -36,6 +36,7 @@ func (f *sharedInformerFactory) BridgeSettings() bridge.Settings {
 		Tweak:        f.tweakListOptions,
 		Transform:    f.transform,
 		APIDiscovery: f.apiDiscovery,
+		InformerName: f.informerName,
 		Resources:    make(map[schema.GroupVersionResource]bridge.ResourceSettings, len(f.resourceOptions)),
 	}
 	switch {
@@ -53,6 +54,13 @@ func (f *sharedInformerFactory) BridgeSettings() bridge.Settings {
 		}
 	}
 	return s
+}
+
+// BorrowName implements bridge.Factory.
+func (f *sharedInformerFactory) BorrowName(label string) {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	f.metrics.Label, f.nameBorrowed = label, true
 }
 
 // WaitsForResource implements bridge.Factory.

@@ -208,6 +208,8 @@ type sharedInformerFactory struct {
 	// metrics is the factory's part in the metrics (metrics.go): the
 	// name it reports under, and its shard metrics.
 	metrics meter.Factory
+	// nameBorrowed keeps Shutdown from releasing informerName (bridge.go).
+	nameBorrowed bool
 }
 
 var (

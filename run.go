@@ -72,7 +72,9 @@ func (f *sharedInformerFactory) Shutdown() {
 
 	f.wg.Wait()
 	f.dropAllMetrics() // metrics.go
-	f.informerName.Release()
+	if !f.nameBorrowed {
+		f.informerName.Release()
+	}
 }
 
 // RemoveInformer stops every informer the factory holds for resource, in

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -66,19 +67,25 @@ type Cache struct {
 	// guards it.
 	adding *namespaceChange
 
-	mu        sync.RWMutex
-	entries   map[entryKey]*entry
-	factories []informers.Factory // every factory built, one per slot informer
-	started   bool
-	stopped   bool
-	ctx       context.Context
+	mu      sync.RWMutex
+	entries map[entryKey]*entry
+	// named are the resources registered under the cache's informer name
+	// (WithInformerName) for client-go's metrics, which takes each once.
+	named map[schema.GroupVersionResource]bool
+	// removing holds, by key, what closes once the factories of an
+	// informer RemoveInformer removed have shut down.
+	removing map[entryKey]chan struct{}
+	started  bool
+	stopped  bool
+	ctx      context.Context
 	// startWait is closed when Start has started the informers; done when
 	// Start's context has ended.
 	startWait chan struct{}
 	done      chan struct{}
-	// custom tracks the informers of Options.NewInformer, which no
-	// factory runs.
-	custom sync.WaitGroup
+	// running tracks the goroutines the cache runs beside its factories:
+	// the informers of Options.NewInformer, the waits of kinds not served
+	// yet (follow.go), and the shutdowns of removed informers' factories.
+	running sync.WaitGroup
 }
 
 var (
@@ -126,6 +133,8 @@ func newCache(restConfig *rest.Config, opts cache.Options, options []informers.S
 		dynamic:   dyn,
 		metadata:  meta,
 		entries:   make(map[entryKey]*entry),
+		named:     make(map[schema.GroupVersionResource]bool),
+		removing:  make(map[entryKey]chan struct{}),
 		startWait: make(chan struct{}),
 		done:      make(chan struct{}),
 	}, nil
@@ -139,11 +148,15 @@ func probe(client kubernetes.Interface, options []informers.SharedInformerOption
 	if err != nil {
 		return bridge.Settings{}, fmt.Errorf("crcache: %w", err)
 	}
-	defer f.Shutdown()
 	b, ok := f.(bridge.Factory)
 	if !ok {
+		f.Shutdown()
 		return bridge.Settings{}, fmt.Errorf("crcache: the factory %T does not say its settings", f)
 	}
+	// The informer name of WithInformerName is the cache's, for the
+	// informers it builds later: this factory's Shutdown keeps it.
+	b.BorrowName("")
+	f.Shutdown()
 	return b.BridgeSettings(), nil
 }
 
@@ -170,14 +183,17 @@ func (c *Cache) Start(ctx context.Context) error {
 	<-ctx.Done()
 
 	c.mu.Lock()
-	c.stopped = true // no informer starts from now on
-	factories := c.factories
+	c.stopped = true // no informer starts, and no goroutine is added, from now on
+	factories := c.liveFactories()
 	c.mu.Unlock()
 	close(c.done)
 	for _, f := range factories {
 		f.Shutdown()
 	}
-	c.custom.Wait()
+	c.running.Wait()
+	// The factories borrowed it; the cache releases it as a factory's
+	// Shutdown would.
+	c.config.settings.InformerName.Release()
 	return nil
 }
 

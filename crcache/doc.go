@@ -43,7 +43,19 @@ limitations under the License.
 // [Cache.WaitForResourceVersion]. Under
 // [informers.WithAPIDiscovery], a kind whose CRD is not installed yet is
 // not an error: its informer waits for the kind, reporting synced, so that
-// its controller starts and the manager runs. The repository's
+// its controller starts and the manager runs; a [cache.ByObject] entry of
+// such a kind is accepted, and its settings apply once the kind is served.
+//
+// [cache.Options].DefaultWatchErrorHandler gets each list and watch error
+// after the factory has recorded it, so that [Cache.Ready] still names it;
+// a resource not served under WithAPIDiscovery is no error and does not
+// reach it. RemoveInformer returns without waiting for the informer to
+// stop, so that its own event handlers may call it, and keeps nothing of
+// it. Each informer's factory reports this module's metrics under a
+// factory label made of the cache's name ([informers.WithInformerName]
+// given to NewCache, else "crcache"), the form and the kind, the same on
+// every run; that name also names the informers in client-go's metrics,
+// and the cache releases it when Start returns. The repository's
 // docs/controller-runtime.md says what stays the same, what differs, and
 // what goes beyond controller-runtime's cache.
 package crcache

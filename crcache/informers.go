@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,7 @@ import (
 
 	informers "github.com/kubeinformers/informers"
 	"github.com/kubeinformers/informers/internal/binding"
+	"github.com/kubeinformers/informers/internal/bridge"
 	"github.com/kubeinformers/informers/internal/schemetype"
 )
 
@@ -89,8 +91,8 @@ type entry struct {
 type slotInformer struct {
 	slot
 	informer toolscache.SharedIndexInformer
-	// factory runs informer; nil for an informer of Options.NewInformer,
-	// which stop stops.
+	// factory runs informer; nil for an informer of Options.NewInformer.
+	// stop ends the context either runs under, once started.
 	factory informers.Factory
 	stop    context.CancelFunc
 }
@@ -159,10 +161,18 @@ func (c *Cache) addInformerToMap(key entryKey, obj runtime.Object) (*entry, bool
 // buildSlots builds e's informers, one per slot of the plan of its kind,
 // for the resource and scope of mapping. The caller holds c.mu.
 func (c *Cache) buildSlots(e *entry, mapping *meta.RESTMapping, obj runtime.Object) error {
+	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	p := c.config.plan(e.key.gvk)
+	if !namespaced && p.ownNamespaces {
+		// Known only now, for a kind that was not served when the cache
+		// was made (WithAPIDiscovery).
+		return errClusterScopedNamespaces(p.example)
+	}
 	e.resource = mapping.Resource
-	e.namespaced = mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	e.namespaced = namespaced
 	var slots []*slotInformer
-	for _, s := range c.splitForCustom(c.config.plan(e.key.gvk).slots(e.namespaced)) {
+	planned := c.splitForCustom(p.slots(e.namespaced))
+	for i, s := range planned {
 		if !e.namespaced {
 			s.namespaces = nil
 		}
@@ -171,17 +181,17 @@ func (c *Cache) buildSlots(e *entry, mapping *meta.RESTMapping, obj runtime.Obje
 		if c.config.newInformer != nil {
 			si.informer, err = c.customInformer(e.key, mapping, s, obj)
 		} else {
-			si.factory, si.informer, err = c.factoryInformer(e.key, mapping.Resource, s, e.namespaced)
+			si.factory, si.informer, err = c.factoryInformer(e.key, mapping.Resource, s, e.namespaced, metricsLabel(c.config.name, e.key, i, len(planned)))
 		}
 		if err != nil {
-			return fmt.Errorf("crcache: %v: %w", e.key.gvk, err)
-		}
-		if h := c.config.watchErrorHandler; h != nil {
-			if err := si.informer.SetWatchErrorHandlerWithContext(h); err != nil {
-				return fmt.Errorf("crcache: %v: %w", e.key.gvk, err)
-			}
+			return abandon(slots, fmt.Errorf("crcache: %v: %w", e.key.gvk, err))
 		}
 		slots = append(slots, si)
+		if h := c.config.watchErrorHandler; h != nil {
+			if err := si.informer.SetWatchErrorHandlerWithContext(h); err != nil {
+				return abandon(slots, fmt.Errorf("crcache: %v: %w", e.key.gvk, err))
+			}
+		}
 	}
 	e.slots = slots
 	e.inner = slots[0].informer
@@ -189,6 +199,17 @@ func (c *Cache) buildSlots(e *entry, mapping *meta.RESTMapping, obj runtime.Obje
 		e.inner = &multiInformer{entry: e, done: c.done}
 	}
 	return nil
+}
+
+// abandon shuts down the factories of a build that failed with err, none
+// of which has started, so that nothing of it stays; it returns err.
+func abandon(slots []*slotInformer, err error) error {
+	for _, si := range slots {
+		if si.factory != nil {
+			si.factory.Shutdown()
+		}
+	}
+	return err
 }
 
 // splitForCustom gives each namespace a slot of its own when the caller's
@@ -214,7 +235,7 @@ func (c *Cache) splitForCustom(slots []slot) []slot {
 // factoryInformer builds the factory of one slot and its only informer.
 // The factory options come first; the cache's own, after them, fold in
 // what those set (settings) that the cache must see too.
-func (c *Cache) factoryInformer(key entryKey, resource schema.GroupVersionResource, s slot, namespaced bool) (informers.Factory, toolscache.SharedIndexInformer, error) {
+func (c *Cache) factoryInformer(key entryKey, resource schema.GroupVersionResource, s slot, namespaced bool, label string) (informers.Factory, toolscache.SharedIndexInformer, error) {
 	settings := c.config.settings
 	transform := s.config.transform
 	if transform == nil {
@@ -251,40 +272,85 @@ func (c *Cache) factoryInformer(key entryKey, resource schema.GroupVersionResour
 	if key.form == formUnstructured {
 		options = append(options, informers.WithDynamicBuiltIns())
 	}
+	if settings.InformerName != nil {
+		// client-go's metrics take a resource once per name: the first
+		// informer of it registers; the others (another form, another
+		// namespace slot, one built again after RemoveInformer) do not,
+		// rather than each log a duplicate. A metadata informer
+		// registers none (the factory's rule).
+		if key.form == formMetadata || c.named[resource] {
+			options = append(options, informers.WithInformerName(nil))
+		}
+	}
 	factory, err := informers.New(c.clientset, jitter(s.config.syncPeriod), options...)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.factories = append(c.factories, factory)
+	b, ok := factory.(bridge.Factory)
+	if !ok {
+		factory.Shutdown()
+		return nil, nil, fmt.Errorf("the factory %T cannot take a metrics label", factory)
+	}
+	b.BorrowName(label)
+	informer, err := c.informerOf(factory, key, resource, namespaced)
+	if err != nil {
+		factory.Shutdown() // never started: nothing of it stays
+		return nil, nil, err
+	}
+	if settings.InformerName != nil && key.form != formMetadata {
+		c.named[resource] = true
+	}
+	return factory, informer, nil
+}
+
+// metricsLabel is the factory label of this module's metrics for slot i of
+// n of the informer of key, in a cache named name: the same on every run
+// of the same operator, whatever order the informers are built in. With n
+// above 1 (namespaces with settings of their own) it names the slot by
+// its place in the sorted namespaces.
+func metricsLabel(name string, key entryKey, i, n int) string {
+	kind := key.gvk.Kind + "." + key.gvk.Version
+	if key.gvk.Group != "" {
+		kind += "." + key.gvk.Group
+	}
+	label := name + "/" + [...]string{"structured", "unstructured", "metadata"}[key.form] + "/" + kind
+	if n > 1 {
+		label += "/slot-" + strconv.Itoa(i)
+	}
+	return label
+}
+
+// informerOf asks factory for the informer of resource in key's form.
+func (c *Cache) informerOf(factory informers.Factory, key entryKey, resource schema.GroupVersionResource, namespaced bool) (toolscache.SharedIndexInformer, error) {
 	switch {
 	case key.form == formMetadata:
 		i, err := factory.ForMetadata(resource)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return factory, i.Informer(), nil
+		return i.Informer(), nil
 	case key.form == formUnstructured || slices.Contains(informers.SupportedResources(), resource):
 		i, err := factory.ForResource(resource)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return factory, i.Informer(), nil
+		return i.Informer(), nil
 	}
 	// A structured object of a type of the scheme alone: bound to the
 	// factory as its typed resource.
 	r, err := schemetype.Resource(c.config.restConfig, c.config.httpClient, c.config.scheme, key.gvk, resource, namespaced)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	host, ok := factory.(binding.Host)
 	if !ok {
-		return nil, nil, errors.New("the factory cannot bind a resource")
+		return nil, errors.New("the factory cannot bind a resource")
 	}
 	if r, err = host.BindResource(r, nil); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	i, _ := host.ResolveBound(r)
-	return factory, i, nil
+	return i, nil
 }
 
 // withGVK sets gvk on metadata-only objects before transform runs.
@@ -314,36 +380,86 @@ func (c *Cache) startEntry(e *entry) {
 		return
 	}
 	if e.follow != nil && len(e.slots) == 0 {
-		c.custom.Go(func() { e.follow.resolve(c.ctx) })
+		c.running.Go(func() { e.follow.resolve(c.ctx) })
 		return
 	}
 	c.startSlots(e)
 }
 
-// startSlots runs e's informers under the cache's context. The caller
-// holds c.mu and the cache has started.
+// startSlots runs e's informers, each under a context of its own within
+// the cache's, which remove ends. While the factories of an informer of
+// the same key that RemoveInformer removed still shut down, they start
+// once those have: the factory label of both is the same, and the old
+// one's Shutdown deletes its series. The caller holds c.mu and the cache
+// has started.
 func (c *Cache) startSlots(e *entry) {
+	if prev := c.removing[e.key]; prev != nil {
+		c.running.Go(func() {
+			select {
+			case <-prev:
+			case <-c.ctx.Done():
+				return
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if !c.stopped && c.entries[e.key] == e {
+				c.startSlots(e)
+			}
+		})
+		return
+	}
 	for _, si := range e.slots {
-		if si.factory != nil {
-			si.factory.StartWithContext(c.ctx)
-			continue
-		}
 		ctx, cancel := context.WithCancel(c.ctx)
 		si.stop = cancel
-		c.custom.Go(func() { si.informer.RunWithContext(ctx) })
+		if si.factory != nil {
+			si.factory.StartWithContext(ctx)
+			continue
+		}
+		c.running.Go(func() { si.informer.RunWithContext(ctx) })
 	}
 }
 
-// remove stops e's informers and drops their caches. Their factories
-// stay in c.factories, which Start shuts down when it ends.
-func (e *entry) remove() {
+// remove stops e's informers, which RemoveInformer has dropped from the
+// cache, without waiting for them: RemoveInformer may be called from one
+// of their own event handlers, which their stop waits for, as
+// controller-runtime's Remove does not wait. Their factories shut down
+// in the background (c.removing says so until they have), and Start
+// waits for that before it returns; once Start has stopped the cache, it
+// shuts them down itself. The caller holds c.mu.
+func (c *Cache) remove(e *entry) {
+	if e.follow != nil {
+		e.follow.close()
+	}
+	var factories []informers.Factory
 	for _, si := range e.slots {
-		if si.factory != nil {
-			si.factory.RemoveInformer(e.resource)
-		} else if si.stop != nil {
+		if si.stop != nil {
 			si.stop()
 		}
+		if si.factory != nil {
+			factories = append(factories, si.factory)
+		}
 	}
+	if len(factories) == 0 || c.stopped {
+		return
+	}
+	// An informer of the same key removed before, still shutting down,
+	// is done first.
+	prev, done := c.removing[e.key], make(chan struct{})
+	c.removing[e.key] = done
+	c.running.Go(func() {
+		for _, f := range factories {
+			f.Shutdown()
+		}
+		if prev != nil {
+			<-prev
+		}
+		c.mu.Lock()
+		if c.removing[e.key] == done {
+			delete(c.removing, e.key)
+		}
+		c.mu.Unlock()
+		close(done)
+	})
 }
 
 // GetInformer returns the informer of obj's kind in obj's form, building
@@ -384,14 +500,10 @@ func (c *Cache) RemoveInformer(_ context.Context, obj client.Object) error {
 	}
 	key := entryKey{form: formOf(obj), gvk: gvk}
 	c.mu.Lock()
-	e := c.entries[key]
-	delete(c.entries, key)
-	c.mu.Unlock()
-	if e != nil {
-		if e.follow != nil {
-			e.follow.close()
-		}
-		e.remove()
+	defer c.mu.Unlock()
+	if e := c.entries[key]; e != nil {
+		delete(c.entries, key)
+		c.remove(e)
 	}
 	return nil
 }

@@ -74,6 +74,17 @@ type plan struct {
 	// all is the slot of a cluster-scoped kind, and of a namespaced one
 	// when namespaces is empty.
 	all watchConfig
+	// ownNamespaces is whether the ByObject entry of the kind sets
+	// Namespaces, which a cluster-scoped kind must not; example is that
+	// entry's object, to name its type.
+	ownNamespaces bool
+	example       runtime.Object
+}
+
+// errClusterScopedNamespaces is controller-runtime's error for a ByObject
+// entry of a cluster-scoped kind that sets namespaces.
+func errClusterScopedNamespaces(obj runtime.Object) error {
+	return fmt.Errorf("crcache: type %T is not namespaced, but its ByObject.Namespaces setting is not nil", obj)
 }
 
 // slots returns the slots of a kind of the given scope.
@@ -129,6 +140,9 @@ type config struct {
 	// cache's own; settings are what they set.
 	options  []informers.SharedInformerOption
 	settings bridge.Settings
+	// name begins the factory label of this module's metrics for every
+	// informer of the cache: that of WithInformerName, else "crcache".
+	name string
 }
 
 // plan returns the plan of gvk.
@@ -161,6 +175,10 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 		byObject:                    make(map[schema.GroupVersionKind]plan, len(opts.ByObject)),
 		options:                     options,
 		settings:                    settings,
+		name:                        "crcache",
+	}
+	if settings.InformerName != nil {
+		c.name = settings.InformerName.Name()
 	}
 	if c.httpClient == nil {
 		hc, err := rest.HTTPClientFor(restConfig)
@@ -207,11 +225,18 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 			return nil, fmt.Errorf("crcache: failed to get GVK for type %T: %w", obj, err)
 		}
 		namespaced, err := apiutil.IsObjectNamespaced(obj, c.scheme, c.mapper)
-		if err != nil {
+		switch {
+		case err != nil && settings.APIDiscovery && meta.IsNoMatchError(err):
+			// No resource serves the kind yet: its entry waits for one
+			// (follow.go), and buildSlots checks the scope then. The plan
+			// is a namespaced kind's; a cluster-scoped kind's slot is
+			// plan.all either way.
+			namespaced = true
+		case err != nil:
 			return nil, fmt.Errorf("crcache: failed to determine if %T is namespaced: %w", obj, err)
 		}
 		if !namespaced && byObject.Namespaces != nil {
-			return nil, fmt.Errorf("crcache: type %T is not namespaced, but its ByObject.Namespaces setting is not nil", obj)
+			return nil, errClusterScopedNamespaces(obj)
 		}
 		own := cache.Config{
 			LabelSelector:         byObject.Label,
@@ -221,7 +246,7 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 			EnableWatchBookmarks:  byObject.EnableWatchBookmarks,
 			SyncPeriod:            byObject.SyncPeriod,
 		}
-		p := plan{all: resolve(withDefaults(own, global))}
+		p := plan{all: resolve(withDefaults(own, global)), ownNamespaces: byObject.Namespaces != nil, example: obj}
 		switch {
 		case !namespaced:
 		case byObject.Namespaces == nil && settings.Namespaces != nil:

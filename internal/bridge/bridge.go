@@ -43,6 +43,11 @@ type Factory interface {
 	// namespace; while one has not, the last error of its list or watch
 	// of namespace, if any.
 	NamespaceListed(resource schema.GroupVersionResource, namespace string) (bool, error)
+	// BorrowName makes the factory report this module's metrics under
+	// label, and leaves its informer name (WithInformerName, which
+	// several factories share) to the caller: Shutdown does not release
+	// it. Call it before the factory builds an informer.
+	BorrowName(label string)
 }
 
 // Settings are the factory-wide settings of its options that
@@ -57,6 +62,8 @@ type Settings struct {
 	Transform cache.TransformFunc
 	// APIDiscovery is whether WithAPIDiscovery was given.
 	APIDiscovery bool
+	// InformerName is that of WithInformerName, or nil.
+	InformerName *cache.InformerName
 	// Resources are the settings of WithResourceOptions, by resource.
 	Resources map[schema.GroupVersionResource]ResourceSettings
 }

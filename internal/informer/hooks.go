@@ -68,6 +68,10 @@ type Hooks struct {
 	// absence is whether the informer's resource is served, under
 	// WithAPIDiscovery (absence.go).
 	absence absence
+	// userWatchErrors is the handler given to the informer's
+	// SetWatchErrorHandler, which watchErrors calls in place of
+	// client-go's default one.
+	userWatchErrors userWatchErrors
 }
 
 // NewHooks returns the hooks of the informer of spec, in a factory whose
@@ -158,22 +162,63 @@ func (h *Hooks) wire(cfg *listwatch.Config, source string) {
 }
 
 // watchErrors records the errors of an informer's watch stream, which
-// reach the handler rather than the list/watch calls, for Ready; and logs
-// them as client-go does.
+// reach the handler rather than the list/watch calls, for Ready; then
+// hands them to the handler the user set on the informer
+// (SetWatchErrorHandler), or logs them as client-go does.
 func (h *Hooks) watchErrors(name string, informer cache.SharedIndexInformer, source string) {
-	if err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-		if errors.Is(err, listwatch.ErrNotServed) {
-			// The informer relists to empty its cache and waits for its
-			// resource; absence.go logged it once.
-			return
-		}
-		h.health.observe(source, err)
-		cache.DefaultWatchErrorHandler(ctx, r, err)
-	}); err != nil {
+	if err := informer.SetWatchErrorHandlerWithContext(h.watchErrorHandler(source)); err != nil {
 		// Only a running informer refuses, and a new one is not running;
 		// without the handler Ready just knows less.
 		klog.Background().Error(err, "Cannot watch the errors of an informer", "informer", name)
 	}
+}
+
+// watchErrorHandler is the watch error handler of the informer of source.
+func (h *Hooks) watchErrorHandler(source string) cache.WatchErrorHandlerWithContext {
+	return func(ctx context.Context, r *cache.Reflector, err error) {
+		if errors.Is(err, listwatch.ErrNotServed) {
+			// The informer relists to empty its cache and waits for its
+			// resource; absence.go logged it once. It is no error.
+			return
+		}
+		h.health.observe(source, err)
+		if user := h.userWatchErrors.get(); user != nil {
+			user(ctx, r, err)
+			return
+		}
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	}
+}
+
+// userWatchErrors is the watch error handler a user sets on an informer,
+// which the factory's own handler calls; like client-go's, it can be set
+// until the informer starts.
+type userWatchErrors struct {
+	mu      sync.Mutex
+	started bool
+	handler cache.WatchErrorHandlerWithContext
+}
+
+func (u *userWatchErrors) set(handler cache.WatchErrorHandlerWithContext) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.started {
+		return errors.New("informer has already started") // client-go's words
+	}
+	u.handler = handler
+	return nil
+}
+
+func (u *userWatchErrors) start() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.started = true
+}
+
+func (u *userWatchErrors) get() cache.WatchErrorHandlerWithContext {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.handler
 }
 
 // notices are the conditions an informer reports once each, for Notices.

@@ -67,6 +67,9 @@ type Informer struct {
 	// stamp wraps at start; lag measures its handlers (internal/meter).
 	transform cache.TransformFunc
 	lag       *meter.Lag
+	// watchErrors is the user's watch error handler, which the
+	// factory's own calls (Hooks.watchErrors).
+	watchErrors *userWatchErrors
 }
 
 var (
@@ -88,7 +91,26 @@ func wrap(informer cache.SharedIndexInformer, sh *shard.Informer, h *Hooks, spec
 		pretransform:        spec.ListWatch.Pretransform,
 		transform:           spec.InformerTransform,
 		lag:                 &h.Metrics.Lag,
+		watchErrors:         &h.userWatchErrors,
 	}
+}
+
+// SetWatchErrorHandler is SetWatchErrorHandlerWithContext for a handler
+// without a context.
+func (i *Informer) SetWatchErrorHandler(handler cache.WatchErrorHandler) error {
+	return i.SetWatchErrorHandlerWithContext(func(_ context.Context, r *cache.Reflector, err error) {
+		handler(r, err)
+	})
+}
+
+// SetWatchErrorHandlerWithContext sets the handler of the informer's list
+// and watch errors, in place of client-go's default one (which logs
+// them), as client-go's does; the factory keeps its own handling before
+// it, so that Ready still names the error. A resource that is not served
+// (WithAPIDiscovery) is not an error and does not reach handler. Like
+// client-go's, it fails once the informer has started.
+func (i *Informer) SetWatchErrorHandlerWithContext(handler cache.WatchErrorHandlerWithContext) error {
+	return i.watchErrors.set(handler)
 }
 
 // SetTransform replaces the informer's transform, the factory's included,
@@ -173,6 +195,7 @@ func (i *Informer) Run(stopCh <-chan struct{}) {
 // done, and closes its sync checker once it has synced.
 func (i *Informer) RunWithContext(ctx context.Context) {
 	i.shard.Start()
+	i.watchErrors.start()
 	if stamped := i.lag.Stamp(i.transform); stamped != nil {
 		// Under metrics: the handler-lag stamp, the transform's last step.
 		if err := i.SharedIndexInformer.SetTransform(stamped); err != nil {

@@ -35,15 +35,22 @@ type Factory struct {
 	// defaultName is the name reserved for a factory without
 	// WithInformerName, once its metrics start.
 	defaultName *cache.InformerName
+	// Label, if set, is the name the factory reports under, in place of
+	// either (the controller-runtime bridge sets one per informer).
+	Label string
 }
 
 // factoryCount numbers the factories of the process, for default names.
 var factoryCount atomic.Uint64
 
-// Name is the factory label: named's name (WithInformerName), else a
+// Name is the factory label: Label if set, else named's name
+// (WithInformerName), else a
 // default ("kubeinformers-factory-1", ...) reserved with client-go's name
 // registry, so that a factory named later cannot take it.
 func (f *Factory) Name(named *cache.InformerName) string {
+	if f.Label != "" {
+		return f.Label
+	}
 	if named != nil {
 		return named.Name()
 	}

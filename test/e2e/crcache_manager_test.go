@@ -151,10 +151,11 @@ func newManager(t *testing.T, cfg *rest.Config, opts manager.Options) manager.Ma
 	return mgr
 }
 
-// runManager starts mgr and returns a func that stops it and fails the
-// test unless Start returned nil within 30 s, and a channel that receives
-// Start's result if it returns before (it should not).
-func runManager(t *testing.T, ctx context.Context, mgr manager.Manager) (stop func(), exited <-chan error) {
+// runManager starts mgr (a manager, or a cache) and returns a func that
+// stops it and fails the test unless Start returned nil within 30 s, and a
+// channel that receives Start's result if it returns before (it should
+// not).
+func runManager(t *testing.T, ctx context.Context, mgr manager.Runnable) (stop func(), exited <-chan error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -166,10 +167,10 @@ func runManager(t *testing.T, ctx context.Context, mgr manager.Manager) (stop fu
 			select {
 			case err := <-done:
 				if err != nil {
-					t.Errorf("manager.Start returned %v", err)
+					t.Errorf("%T.Start returned %v", mgr, err)
 				}
 			case <-time.After(30 * time.Second):
-				t.Errorf("manager.Start did not return 30 s after its context ended")
+				t.Errorf("%T.Start did not return 30 s after its context ended", mgr)
 			}
 		})
 	}
