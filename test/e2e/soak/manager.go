@@ -560,11 +560,10 @@ func (ms *managers) cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	synced, err := ms.settle(ctx, time.Minute)
-	if err != nil {
+	if _, err := ms.settle(ctx, time.Minute); err != nil {
 		return fmt.Errorf("the CRD created again: %w", err)
 	}
-	synced = time.Since(served) // from the resource served, as the informers' goal
+	synced := time.Since(served) // from the resource served, as the informers' goal
 	ms.done(&ms.counts.crdCycles, max(emptied, synced))
 	ms.s.log.logf("managers: CRD %s deleted: caches and reconcilers let go %.2fs after the CRD was gone; created again: gadgets cached and reconciled %.2fs after the resource was served",
 		gadgetGVR.GroupResource(), emptied.Seconds(), synced.Seconds())
