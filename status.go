@@ -71,6 +71,9 @@ func (f *sharedInformerFactory) Notices() []string {
 		}
 	}
 	out = append(out, f.unservedOptions()...)
+	if note := f.memoryPool.Notice(); note != "" {
+		out = append(out, note) // WithMemoryBudgetFraction without a limit
+	}
 	slices.Sort(out)
 	return out
 }

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeinformers/informers/internal/budget"
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/meter"
 	"github.com/kubeinformers/informers/internal/rvwait"
@@ -68,6 +69,8 @@ type Hooks struct {
 	// absence is whether the informer's resource is served, under
 	// WithAPIDiscovery (absence.go).
 	absence absence
+	// Budget is the informer's memory budget (budget.go).
+	Budget *budget.Account
 }
 
 // NewHooks returns the hooks of the informer of spec, in a factory whose
@@ -88,6 +91,9 @@ func NewHooks(spec *Spec, shardMetrics *atomic.Pointer[meter.Shard], metricsOn f
 func (h *Hooks) NotSynced(refused error) string {
 	if refused != nil {
 		return refused.Error()
+	}
+	if err := h.Stopped(); err != nil {
+		return err.Error()
 	}
 	if h.absence.is() {
 		return h.absence.reason()
@@ -130,6 +136,9 @@ func (h *Hooks) FirstWatchFailed() <-chan struct{} {
 // for its resource.
 func (h *Hooks) Notices() []string {
 	out := h.notices.all()
+	if st := h.Budget.StoppedAt(); st != nil {
+		out = append(out, st.Detail()) // the caller names the informer
+	}
 	if h.absence.is() {
 		out = append(out, h.absence.reason())
 	}
@@ -155,6 +164,7 @@ func (h *Hooks) wire(cfg *listwatch.Config, source string) {
 	cfg.Streams = &h.Streams
 	cfg.Absent = func(absent bool) { h.absence.set(source, absent) }
 	cfg.Forbidden = func(err error) { h.logForbidden(source, err) }
+	cfg.Budget = h.Budget
 }
 
 // watchErrors records the errors of an informer's watch stream, which
@@ -162,9 +172,10 @@ func (h *Hooks) wire(cfg *listwatch.Config, source string) {
 // them as client-go does.
 func (h *Hooks) watchErrors(name string, informer cache.SharedIndexInformer, source string) {
 	if err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-		if errors.Is(err, listwatch.ErrNotServed) {
+		if errors.Is(err, listwatch.ErrNotServed) || isOverBudget(err) {
 			// The informer relists to empty its cache and waits for its
-			// resource; absence.go logged it once.
+			// resource, or for a larger budget; absence.go or budget.go
+			// logged it once.
 			return
 		}
 		h.health.observe(source, err)

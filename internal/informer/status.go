@@ -34,7 +34,9 @@ func Ready(started []Started) error {
 		if e.Hooks.Absent() {
 			continue
 		}
-		if !e.Informer.HasSynced() {
+		if err := e.Hooks.Stopped(); err != nil {
+			problems = append(problems, err.Error()) // it names the informer
+		} else if !e.Informer.HasSynced() {
 			problems = append(problems, e.Name+": "+e.Hooks.NotSynced(e.Refused))
 		} else if err := e.Hooks.Health(); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: failing: %v", e.Name, err))

@@ -68,6 +68,10 @@ type Informer struct {
 	// server does not serve (WithAPIDiscovery), else 0; nil when the
 	// provider does not implement the root's APIDiscoveryMetricsProvider.
 	Waiting Settable
+	// OverBudget is 1 while the informer is stopped over its memory
+	// budget (internal/budget), else 0; nil when the provider does not
+	// implement the root's BudgetMetricsProvider.
+	OverBudget Settable
 	// Delete drops every series of the informer.
 	Delete func()
 }
@@ -96,22 +100,34 @@ func NewHooks(shard *atomic.Pointer[Shard], on func() bool) *Hooks {
 // starts at 0. An informer that never runs reports only that.
 func (h *Hooks) Report(m *Informer) {
 	m.Synced.Set(0)
-	if m.Waiting != nil {
-		m.Waiting.Set(0)
-	}
+	setFlag(m.Waiting, false)
+	setFlag(m.OverBudget, false)
 	h.m.Store(m)
 }
 
 // SetWaiting reports whether the informer waits for its resource.
 func (h *Hooks) SetWaiting(waiting bool) {
-	m := h.m.Load()
-	if m == nil || m.Waiting == nil {
-		return
+	if m := h.m.Load(); m != nil {
+		setFlag(m.Waiting, waiting)
 	}
-	if waiting {
-		m.Waiting.Set(1)
-	} else {
-		m.Waiting.Set(0)
+}
+
+// OverBudget reports whether the informer is stopped over its memory
+// budget.
+func (h *Hooks) OverBudget(over bool) {
+	if m := h.m.Load(); m != nil {
+		setFlag(m.OverBudget, over)
+	}
+}
+
+// setFlag sets g, if any, to 1 or 0.
+func setFlag(g Settable, on bool) {
+	switch {
+	case g == nil:
+	case on:
+		g.Set(1)
+	default:
+		g.Set(0)
 	}
 }
 
