@@ -158,8 +158,13 @@ func (s *Stopped) Detail() string {
 // Unwrap makes errors.Is(err, ErrOverBudget) hold.
 func (s *Stopped) Unwrap() error { return ErrOverBudget }
 
-// MiB formats bytes as mebibytes.
-func MiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+// MiB formats bytes as mebibytes, or bytes below one.
+func MiB(b int64) string {
+	if b < 1<<20 {
+		return fmt.Sprintf("%d bytes", b)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+}
 
 // Account is one informer's part of its budgets: the objects each of its
 // sources (one per namespace) holds, and whether it stopped. Safe for
