@@ -264,6 +264,14 @@ func (a *Account) SetLimit(limit int64) {
 	a.Retry()
 }
 
+// perObject is the meter's estimate per object; 0 without a meter.
+func (a *Account) perObject() int64 {
+	if a.meter == nil {
+		return 0
+	}
+	return a.meter.PerObject()
+}
+
 // Meter returns the informer's meter.
 func (a *Account) Meter() Meter { return a.meter }
 
@@ -334,7 +342,7 @@ func (a *Account) setLocked(source string, n int) error {
 			total += c
 		}
 	}
-	bytes := int64(total) * a.meter.PerObject()
+	bytes := int64(total) * a.perObject()
 	st := &Stopped{Resource: a.resource, Objects: total, Bytes: bytes, Narrow: a.narrow}
 	if own := a.limit.Load(); own > 0 && bytes > own {
 		st.Budget = own
@@ -391,7 +399,7 @@ func (a *Account) Forget(source string) {
 	for _, c := range a.counts {
 		total += c
 	}
-	bytes := int64(total) * a.meter.PerObject()
+	bytes := int64(total) * a.perObject()
 	if a.pool != nil {
 		if _, ok := a.pool.add(bytes - a.charged); !ok {
 			return

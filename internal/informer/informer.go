@@ -67,6 +67,9 @@ type Informer struct {
 	// stamp wraps at start; lag measures its handlers (internal/meter).
 	transform cache.TransformFunc
 	lag       *meter.Lag
+	// indexer is what GetIndexer hands out: reads that fail while the
+	// informer is stopped over its memory budget (budgetindexer.go).
+	indexer cache.Indexer
 }
 
 var (
@@ -88,8 +91,14 @@ func wrap(informer cache.SharedIndexInformer, sh *shard.Informer, h *Hooks, spec
 		pretransform:        spec.ListWatch.Pretransform,
 		transform:           spec.InformerTransform,
 		lag:                 &h.Metrics.Lag,
+		indexer:             &budgetIndexer{Indexer: informer.GetIndexer(), budget: h.Budget},
 	}
 }
+
+// GetIndexer returns the informer's indexer, whose reads return why while
+// the informer is stopped over its memory budget; see the root's
+// WithMemoryBudget.
+func (i *Informer) GetIndexer() cache.Indexer { return i.indexer }
 
 // SetTransform replaces the informer's transform, the factory's included,
 // as client-go's does; under a membership it is wrapped so that a shard
