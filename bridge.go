@@ -35,6 +35,7 @@ func (f *sharedInformerFactory) BridgeSettings() bridge.Settings {
 		Tweak:        f.tweakListOptions,
 		Transform:    f.transform,
 		APIDiscovery: f.apiDiscovery,
+		MemoryPool:   f.memoryPool,
 		Resources:    make(map[schema.GroupVersionResource]bridge.ResourceSettings, len(f.resourceOptions)),
 	}
 	switch {

@@ -104,9 +104,23 @@ func (f *sharedInformerFactory) SetResourceMemoryBudget(resource schema.GroupVer
 	}
 	f.memoryBudgets[resource] = bytes // for the informers built later (spec.go)
 	for _, e := range f.all() {
-		if e.id.Resource == resource {
+		if e.id.Resource == resource && e.hooks != nil {
 			e.hooks.Budget.SetLimit(bytes)
 		}
 	}
 	return nil
+}
+
+// OverBudget returns why the informers of resource are stopped over a
+// memory budget, or nil (internal/bridge: crcache's reads).
+func (f *sharedInformerFactory) OverBudget(resource schema.GroupVersionResource) error {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	var errs []error
+	for k, e := range f.entries {
+		if err := e.hooks.Stopped(); k.resource == resource && err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -75,6 +76,9 @@ type Cache struct {
 	// custom tracks the informers of Options.NewInformer, which no
 	// factory runs.
 	custom sync.WaitGroup
+	// budgets are SetResourceMemoryBudget's, under mu, for the factories
+	// built later (budget.go).
+	budgets map[schema.GroupVersionResource]int64
 }
 
 var (
@@ -188,7 +192,7 @@ func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
 	c.mu.RLock()
 	synced := make([]func() bool, 0, len(c.entries))
 	for _, e := range c.entries {
-		synced = append(synced, e.informer.HasSynced)
+		synced = append(synced, c.syncedOrStopped(e))
 	}
 	c.mu.RUnlock()
 	return waitForSync(ctx, synced...)

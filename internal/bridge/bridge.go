@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/budget"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
@@ -38,6 +39,11 @@ type Factory interface {
 	// resource and every one of them waits for the server to serve it
 	// (WithAPIDiscovery).
 	WaitsForResource(resource schema.GroupVersionResource) bool
+	// OverBudget returns why the factory's informers of resource are
+	// stopped over a memory budget, or nil.
+	OverBudget(resource schema.GroupVersionResource) error
+	// SetResourceMemoryBudget is the factory's.
+	SetResourceMemoryBudget(resource schema.GroupVersionResource, bytes int64) error
 }
 
 // Settings are the factory-wide settings of its options that
@@ -52,6 +58,9 @@ type Settings struct {
 	Transform cache.TransformFunc
 	// APIDiscovery is whether WithAPIDiscovery was given.
 	APIDiscovery bool
+	// MemoryPool is the budget of WithMemoryBudget, shared by every
+	// factory built with the option; nil for none.
+	MemoryPool *budget.Pool
 	// Resources are the settings of WithResourceOptions, by resource.
 	Resources map[schema.GroupVersionResource]ResourceSettings
 }

@@ -47,7 +47,12 @@ func (h *Hooks) newAccount(spec *Spec, meter budget.Meter) *budget.Account {
 }
 
 // Stopped returns why the informer stopped over its memory budget, or nil.
-func (h *Hooks) Stopped() error { return h.Budget.Stopped() }
+func (h *Hooks) Stopped() error {
+	if h == nil {
+		return nil
+	}
+	return h.Budget.Stopped()
+}
 
 // isOverBudget reports the error of a list or watch that the budget ended:
 // Ready names the stop itself, not as a failing list.
