@@ -32,6 +32,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/budget"
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/memsize"
 	"github.com/kubeinformers/informers/internal/meter"
 	"github.com/kubeinformers/informers/internal/rvwait"
 	"github.com/kubeinformers/informers/internal/settle"
@@ -78,6 +79,7 @@ type Hooks struct {
 // metrics provider is installed.
 func NewHooks(spec *Spec, shardMetrics *atomic.Pointer[meter.Shard], metricsOn func() bool) *Hooks {
 	h := &Hooks{Metrics: meter.NewHooks(shardMetrics, metricsOn)}
+	h.Budget = h.newAccount(spec, memsize.NewMeter(len(spec.Indexers)))
 	h.absence.init(spec.Name, spec.Resource, h.Metrics)
 	if spec.NewInformer == nil {
 		h.gate = newSyncGate(spec.Namespaces)
