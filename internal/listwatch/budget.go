@@ -123,6 +123,15 @@ func (b *budgeted) page(first bool, list runtime.Object) error {
 	return b.a.Set(b.cfg.Namespace, listed)
 }
 
+// sample measures obj, an object that arrived whole, while the meter has
+// measured too few to estimate: a stream's objects reach the informer's
+// transform, where the meter sees them, only after this layer.
+func (b *budgeted) sample(obj any) {
+	if m := b.a.Meter(); m != nil && b.final() && m.Observed() < sampleFirst {
+		m.Observe(obj)
+	}
+}
+
 // errSampled ends the walk of a page once enough objects were measured.
 var errSampled = errors.New("sampled")
 
@@ -197,6 +206,9 @@ func (w *budgetWatch) run(ctx context.Context, stopped <-chan struct{}) {
 			return
 		}
 		var err error
+		if ev.Type == watch.Added {
+			w.b.sample(ev.Object)
+		}
 		switch {
 		case initial && ev.Type == watch.Added:
 			n++
