@@ -99,6 +99,19 @@ func (p *Pool) Used() int64 {
 	return p.used.Load()
 }
 
+// Set is SetLimit for a factory's SetMemoryBudget: an error for no pool
+// or a negative limit.
+func (p *Pool) Set(limit int64) error {
+	if p == nil {
+		return errors.New("informers: SetMemoryBudget: the factory has no WithMemoryBudget or WithMemoryBudgetFraction")
+	}
+	if err := CheckBytes(limit, true); err != nil {
+		return fmt.Errorf("informers: SetMemoryBudget(%d): %w", limit, err)
+	}
+	p.SetLimit(limit)
+	return nil
+}
+
 // SetLimit sets the pool's limit (0: none) and makes every informer of the
 // pool that stopped over a budget try again.
 func (p *Pool) SetLimit(limit int64) {

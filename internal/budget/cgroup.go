@@ -67,3 +67,22 @@ func FromCgroup(path string, f float64) (int64, error) {
 	}
 	return max(1, int64(float64(limit)*f)), nil
 }
+
+// FractionPool is the pool of WithMemoryBudgetFraction(f): f of the limit
+// in CgroupMemoryMax; without a limit a pool of none, whose Note says so.
+func FractionPool(f float64) (*Pool, error) {
+	limit, err := FromCgroup(CgroupMemoryMax, f)
+	pool := NewPool(limit)
+	if errors.Is(err, ErrNoLimit) {
+		pool.Note, err = fmt.Sprintf("WithMemoryBudgetFraction(%v): no memory budget: %v", f, err), nil
+	}
+	return pool, err
+}
+
+// CheckBytes checks a budget in bytes; zero is allowed where it means none.
+func CheckBytes(bytes int64, zero bool) error {
+	if bytes < 0 || bytes == 0 && !zero {
+		return fmt.Errorf("a budget of %d bytes: it must be positive (omit the option for none)", bytes)
+	}
+	return nil
+}
