@@ -155,6 +155,13 @@ type APIDiscoveryMetricsProvider interface {
 	NewWaitingForResourceMetric(id MetricsID) SettableGaugeMetric
 }
 
+// BudgetMetricsProvider is what a [MetricsProvider] also implements to
+// report the informers stopped over a memory budget ([WithMemoryBudget]);
+// the Prometheus binding does.
+type BudgetMetricsProvider interface {
+	NewOverBudgetMetric(id MetricsID) SettableGaugeMetric
+}
+
 // metricsProvider is the process-wide provider; none means off.
 var metricsProvider meter.Provider[MetricsProvider]
 
@@ -200,7 +207,11 @@ func (f *sharedInformerFactory) startMetrics(e *entry) func() {
 	if ap, ok := p.(APIDiscoveryMetricsProvider); ok {
 		m.Waiting = ap.NewWaitingForResourceMetric(id)
 	}
+	if bp, ok := p.(BudgetMetricsProvider); ok {
+		m.OverBudget = bp.NewOverBudgetMetric(id)
+	}
 	e.hooks.Metrics.Report(m)
+	e.hooks.Metrics.OverBudget(e.hooks.Stopped() != nil)
 	if e.refused != nil {
 		return nil // never runs: synced stays 0
 	}

@@ -105,6 +105,10 @@ var (
 		Name: "kubeinformers_informer_rv_wait_errors_total",
 		Help: "Total number of read-your-writes waits that ended in an error at the informer: context done, a version that cannot be ordered, the informer stopped.",
 	}, informerLabels)
+	overBudget = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kubeinformers_informer_over_budget",
+		Help: "1 while the informer is stopped over its memory budget (informers.WithMemoryBudget, ResourceOptions.MemoryBudget), else 0.",
+	}, informerLabels)
 	waitingForResource = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "kubeinformers_informer_waiting_for_resource",
 		Help: "Whether the informer waits for its resource, which the server does not serve (WithAPIDiscovery): 1 while it waits, else 0.",
@@ -129,7 +133,7 @@ var (
 	}, shardLabels)
 
 	collectors = []prometheus.Collector{
-		objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource,
+		objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource, overBudget,
 		shardOwned, shardMembers, shardHandovers, shardHandoverDuration,
 	}
 )
@@ -223,11 +227,15 @@ func (provider) NewWaitingForResourceMetric(id informers.MetricsID) informers.Se
 	return waitingForResource.WithLabelValues(informerValues(id)...)
 }
 
+func (provider) NewOverBudgetMetric(id informers.MetricsID) informers.SettableGaugeMetric {
+	return overBudget.WithLabelValues(informerValues(id)...)
+}
+
 func (provider) DeleteInformerMetrics(id informers.MetricsID) {
 	labels := informerLabelSet(id)
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource} {
+	}{objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource, overBudget} {
 		v.DeletePartialMatch(labels)
 	}
 }
