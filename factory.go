@@ -89,6 +89,11 @@ type Factory interface {
 	// resources of one type, such as two custom resources.
 	SyncStatus() map[InformerID]bool
 
+	// MemoryStatus reports, per started informer, its objects and the
+	// estimate of the heap its cache retains (the metric
+	// kubeinformers_informer_bytes); see [MemoryStatus].
+	MemoryStatus() map[InformerID]MemoryStatus
+
 	// Notices returns conditions an operator should know of that do not
 	// make the informers unready, such as a server that ignored the shard
 	// selector of [WithShardSelector] or [WithShard] (the informers then

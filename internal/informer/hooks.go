@@ -31,6 +31,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/memsize"
 	"github.com/kubeinformers/informers/internal/meter"
 	"github.com/kubeinformers/informers/internal/rvwait"
 	"github.com/kubeinformers/informers/internal/settle"
@@ -68,13 +69,17 @@ type Hooks struct {
 	// absence is whether the informer's resource is served, under
 	// WithAPIDiscovery (absence.go).
 	absence absence
+	// Memory estimates the heap the informer's cache retains
+	// (internal/memsize): its objects are observed as they enter it.
+	Memory *memsize.Meter
 }
 
 // NewHooks returns the hooks of the informer of spec, in a factory whose
 // shard metrics shardMetrics points to; metricsOn reports whether a
 // metrics provider is installed.
 func NewHooks(spec *Spec, shardMetrics *atomic.Pointer[meter.Shard], metricsOn func() bool) *Hooks {
-	h := &Hooks{Metrics: meter.NewHooks(shardMetrics, metricsOn)}
+	mem := memsize.NewMeter(len(spec.Indexers))
+	h := &Hooks{Metrics: meter.NewHooks(shardMetrics, metricsOn, mem), Memory: mem}
 	h.absence.init(spec.Name, spec.Resource, h.Metrics)
 	if spec.NewInformer == nil {
 		h.gate = newSyncGate(spec.Namespaces)
