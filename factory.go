@@ -89,6 +89,10 @@ type Factory interface {
 	// resources of one type, such as two custom resources.
 	SyncStatus() map[InformerID]bool
 
+	// MemoryStatus reports, per started informer, its objects and the
+	// estimate of the heap its cache retains (the metric
+	// kubeinformers_informer_bytes); see [MemoryStatus].
+	MemoryStatus() map[InformerID]MemoryStatus
 	// SetMemoryBudget sets the factory's memory budget ([WithMemoryBudget]),
 	// shared by every factory built with the same option; 0 removes it.
 	// SetResourceMemoryBudget sets resource's ([ResourceOptions.MemoryBudget]).

@@ -90,6 +90,11 @@ func TestMemoryBudgetStopsAndRetries(t *testing.T) {
 	if n := len(pods.Informer().GetStore().ListKeys()); n != 0 {
 		t.Errorf("the stopped informer's cache holds %d objects, want 0", n)
 	}
+	for id, ms := range f.MemoryStatus() {
+		if id.Resource == podsResource && (!errors.Is(ms.Stopped, ErrOverMemoryBudget) || ms.Budget != 64<<10) {
+			t.Errorf("MemoryStatus of the Pods = %+v, want Stopped and Budget 65536", ms)
+		}
+	}
 	notices := strings.Join(f.Notices(), "\n")
 	if !strings.Contains(notices, "pods (v1): stopped over its memory budget") {
 		t.Errorf("Notices() = %q, lacks the stop", notices)

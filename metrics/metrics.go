@@ -41,6 +41,7 @@ limitations under the License.
 //	kubeinformers_informer_rv_wait_seconds         histogram: WaitForResourceVersion and Writes.Wait calls that reached the informer
 //	kubeinformers_informer_rv_wait_errors_total    counter: those waits that ended in an error at the informer
 //	kubeinformers_informer_waiting_for_resource    gauge: 1 while it waits for a resource the server does not serve (WithAPIDiscovery)
+//	kubeinformers_informer_bytes                   gauge: estimate of the heap its cache retains (Factory.MemoryStatus)
 //
 // A sharded factory (informers.WithShardMembership, WithShard or
 // WithShardSelector) also reports, with the label factory only:
@@ -113,6 +114,10 @@ var (
 		Name: "kubeinformers_informer_waiting_for_resource",
 		Help: "Whether the informer waits for its resource, which the server does not serve (WithAPIDiscovery): 1 while it waits, else 0.",
 	}, informerLabels)
+	cacheBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kubeinformers_informer_bytes",
+		Help: "Estimate of the heap bytes the informer's cache retains: its objects times the estimated bytes per object (sampled as they enter the cache, store overhead included).",
+	}, informerLabels)
 
 	shardOwned = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "kubeinformers_shard_owned_ratio",
@@ -133,7 +138,7 @@ var (
 	}, shardLabels)
 
 	collectors = []prometheus.Collector{
-		objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource, overBudget,
+		objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource, overBudget, cacheBytes,
 		shardOwned, shardMembers, shardHandovers, shardHandoverDuration,
 	}
 )
@@ -172,6 +177,7 @@ var (
 	_ informers.MetricsProvider                = provider{}
 	_ informers.ResourceVersionMetricsProvider = provider{}
 	_ informers.APIDiscoveryMetricsProvider    = provider{}
+	_ informers.MemoryMetricsProvider          = provider{}
 )
 
 func informerValues(id informers.MetricsID, extra ...string) []string {
@@ -227,6 +233,10 @@ func (provider) NewWaitingForResourceMetric(id informers.MetricsID) informers.Se
 	return waitingForResource.WithLabelValues(informerValues(id)...)
 }
 
+func (provider) NewBytesMetric(id informers.MetricsID) informers.SettableGaugeMetric {
+	return cacheBytes.WithLabelValues(informerValues(id)...)
+}
+
 func (provider) NewOverBudgetMetric(id informers.MetricsID) informers.SettableGaugeMetric {
 	return overBudget.WithLabelValues(informerValues(id)...)
 }
@@ -235,7 +245,7 @@ func (provider) DeleteInformerMetrics(id informers.MetricsID) {
 	labels := informerLabelSet(id)
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource, overBudget} {
+	}{objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource, overBudget, cacheBytes} {
 		v.DeletePartialMatch(labels)
 	}
 }

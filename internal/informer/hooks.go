@@ -70,6 +70,9 @@ type Hooks struct {
 	// absence is whether the informer's resource is served, under
 	// WithAPIDiscovery (absence.go).
 	absence absence
+	// Memory estimates the heap the informer's cache retains
+	// (internal/memsize): its objects are observed as they enter it.
+	Memory *memsize.Meter
 	// Budget is the informer's memory budget (budget.go).
 	Budget *budget.Account
 }
@@ -78,8 +81,9 @@ type Hooks struct {
 // shard metrics shardMetrics points to; metricsOn reports whether a
 // metrics provider is installed.
 func NewHooks(spec *Spec, shardMetrics *atomic.Pointer[meter.Shard], metricsOn func() bool) *Hooks {
-	h := &Hooks{Metrics: meter.NewHooks(shardMetrics, metricsOn)}
-	h.Budget = h.newAccount(spec, memsize.NewMeter(len(spec.Indexers)))
+	mem := memsize.NewMeter(len(spec.Indexers))
+	h := &Hooks{Metrics: meter.NewHooks(shardMetrics, metricsOn, mem), Memory: mem}
+	h.Budget = h.newAccount(spec, mem)
 	h.absence.init(spec.Name, spec.Resource, h.Metrics)
 	if spec.NewInformer == nil {
 		h.gate = newSyncGate(spec.Namespaces)

@@ -27,6 +27,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/memsize"
 	"github.com/kubeinformers/informers/internal/meter"
 	"github.com/kubeinformers/informers/internal/shard"
 )
@@ -67,6 +68,9 @@ type Informer struct {
 	// stamp wraps at start; lag measures its handlers (internal/meter).
 	transform cache.TransformFunc
 	lag       *meter.Lag
+	// memory observes each object as it enters the cache, after every
+	// transform (internal/memsize).
+	memory *memsize.Meter
 	// indexer is what GetIndexer hands out: reads that fail while the
 	// informer is stopped over its memory budget (budgetindexer.go).
 	indexer cache.Indexer
@@ -91,6 +95,7 @@ func wrap(informer cache.SharedIndexInformer, sh *shard.Informer, h *Hooks, spec
 		pretransform:        spec.ListWatch.Pretransform,
 		transform:           spec.InformerTransform,
 		lag:                 &h.Metrics.Lag,
+		memory:              h.Memory,
 		indexer:             &budgetIndexer{Indexer: informer.GetIndexer(), budget: h.Budget},
 	}
 }
@@ -182,11 +187,14 @@ func (i *Informer) Run(stopCh <-chan struct{}) {
 // done, and closes its sync checker once it has synced.
 func (i *Informer) RunWithContext(ctx context.Context) {
 	i.shard.Start()
-	if stamped := i.lag.Stamp(i.transform); stamped != nil {
-		// Under metrics: the handler-lag stamp, the transform's last step.
-		if err := i.SharedIndexInformer.SetTransform(stamped); err != nil {
-			klog.Background().Error(err, "Cannot measure the handler lag of an informer", "informer", i.name)
-		}
+	// The memory estimate observes each object as the transforms leave
+	// it; under metrics the handler-lag stamp is the last step.
+	transform := i.memory.Transform(i.transform)
+	if stamped := i.lag.Stamp(transform); stamped != nil {
+		transform = stamped
+	}
+	if err := i.SharedIndexInformer.SetTransform(transform); err != nil {
+		klog.Background().Error(err, "Cannot measure the memory and handler lag of an informer", "informer", i.name)
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
