@@ -40,6 +40,35 @@ func (f *sharedInformerFactory) SyncStatus() map[InformerID]bool {
 	return out
 }
 
+// MemoryStatus is what one informer's cache holds, for
+// [Factory.MemoryStatus].
+type MemoryStatus struct {
+	// Objects is the number of objects in the cache.
+	Objects int
+	// Bytes estimates the heap the cache retains: Objects times the
+	// bytes per object, measured on a sample of the objects as they
+	// entered the cache, after every transform, with the store's own
+	// overhead. It is what the kubeinformers_informer_bytes metric
+	// reports.
+	Bytes int64
+	// Budget is the memory budget of the informer; 0 means none.
+	Budget int64
+	// Stopped, if not nil, is why the informer was stopped.
+	Stopped error
+}
+
+// MemoryStatus reports, for every informer Start has run, its objects and
+// the estimate of the heap they retain. It makes no request.
+func (f *sharedInformerFactory) MemoryStatus() map[InformerID]MemoryStatus {
+	started := f.started()
+	out := make(map[InformerID]MemoryStatus, len(started))
+	for _, e := range started {
+		n, b := informer.Memory(e.informer, e.hooks, e.base != nil) // internal/informer/memory.go
+		out[e.id] = MemoryStatus{Objects: n, Bytes: b, Budget: e.hooks.Budget.Limit(), Stopped: e.hooks.Stopped()}
+	}
+	return out
+}
+
 // Ready returns nil when every informer Start has run has synced and its
 // last list or watch succeeded. Otherwise it returns one error that names
 // each informer that is not ready with the last error it got, such as
@@ -71,6 +100,9 @@ func (f *sharedInformerFactory) Notices() []string {
 		}
 	}
 	out = append(out, f.unservedOptions()...)
+	if note := f.memoryPool.Notice(); note != "" {
+		out = append(out, note) // WithMemoryBudgetFraction without a limit
+	}
 	slices.Sort(out)
 	return out
 }
