@@ -29,10 +29,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubeinformers/informers/internal/budget"
 )
+
+var sendInitial = true
 
 // fixedMeter estimates every object at per bytes.
 type fixedMeter struct {
@@ -125,7 +126,7 @@ func TestBudgetEndsStream(t *testing.T) {
 	}
 	a := budget.NewAccount(budget.Config{Resource: "pods (v1)", Limit: 2500, Meter: &fixedMeter{per: 100}})
 	lw := New(Config{Options: Options{Resource: pods, Requests: req}, Budget: a})
-	w, err := lw.WatchWithContext(t.Context(), metav1.ListOptions{SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true})
+	w, err := lw.WatchWithContext(t.Context(), metav1.ListOptions{SendInitialEvents: &sendInitial, AllowWatchBookmarks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestBudgetEndsStream(t *testing.T) {
 	if added != 25 {
 		t.Errorf("%d objects reached the reflector, want the 25 within the budget", added)
 	}
-	if _, err := lw.WatchWithContext(t.Context(), metav1.ListOptions{SendInitialEvents: ptr.To(true)}); !errors.Is(err, budget.ErrOverBudget) {
+	if _, err := lw.WatchWithContext(t.Context(), metav1.ListOptions{SendInitialEvents: &sendInitial}); !errors.Is(err, budget.ErrOverBudget) {
 		t.Errorf("watch of a stopped informer: %v, want the stop", err)
 	}
 	if n := watches.Load(); n != 1 {
