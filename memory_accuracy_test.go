@@ -305,9 +305,9 @@ func generatedPod(i int) corev1.Pod {
 			}},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &created, FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(specFields)}},
+					FieldsV1: metav1.NewFieldsV1(specFields)},
 				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &running, FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(statusFields)}, Subresource: "status"},
+					FieldsV1: metav1.NewFieldsV1(statusFields), Subresource: "status"},
 			},
 		},
 		Spec: corev1.PodSpec{
