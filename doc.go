@@ -121,6 +121,7 @@ limitations under the License.
 //	internal/lean            the lean-memory engine: dropping, interning, sharing
 //	internal/projection      the projection of ResourceOptions.KeepFields: by Go field, on protobuf bytes, on unstructured maps
 //	internal/meter           what an informer and a sharded factory report into under a metrics provider
+//	internal/memsize         the bytes estimate: deep heap size of an object, the Meter of each informer, shared allocations as shares
 //	internal/accessor        the per-kind logic the generated accessors bind to
 //	internal/binding         a bound typed resource, as the factory and gensupport both see it
 //	internal/gvrfactory      client-go's dynamic and metadata factory contract, over the Root a drop-in hands it

@@ -52,8 +52,7 @@ type MemoryStatus struct {
 	Stopped error // why the informer was stopped, if it was
 }
 
-// MemoryStatus reports, for every informer Start has run, its objects and
-// the estimate of the heap they retain. It makes no request.
+// MemoryStatus reports each started informer's objects and estimated heap.
 func (f *sharedInformerFactory) MemoryStatus() map[InformerID]MemoryStatus {
 	started := f.started()
 	out := make(map[InformerID]MemoryStatus, len(started))
