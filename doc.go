@@ -124,6 +124,7 @@ limitations under the License.
 //	internal/memsize         the heap bytes an object retains, and each informer's meter of them
 //	internal/budget          the memory budget: pools shared by factories, each informer's account, the stop and the retry
 //	internal/meter           what an informer and a sharded factory report into under a metrics provider
+//	internal/memsize         the bytes estimate: deep heap size of an object, the Meter of each informer, shared allocations as shares
 //	internal/accessor        the per-kind logic the generated accessors bind to
 //	internal/binding         a bound typed resource, as the factory and gensupport both see it
 //	internal/gvrfactory      client-go's dynamic and metadata factory contract, over the Root a drop-in hands it

@@ -162,9 +162,7 @@ type APIDiscoveryMetricsProvider interface {
 // ([Factory.MemoryStatus]); the Prometheus binding (the metrics module)
 // does.
 type MemoryMetricsProvider interface {
-	// NewBytesMetric is the estimate, in bytes, of the heap the
-	// informer's cache retains: its objects times the estimate per
-	// object.
+	// NewBytesMetric is the estimate of the heap bytes the cache retains.
 	NewBytesMetric(id MetricsID) SettableGaugeMetric
 }
 

@@ -43,22 +43,16 @@ func (f *sharedInformerFactory) SyncStatus() map[InformerID]bool {
 // MemoryStatus is what one informer's cache holds, for
 // [Factory.MemoryStatus].
 type MemoryStatus struct {
-	// Objects is the number of objects in the cache.
-	Objects int
-	// Bytes estimates the heap the cache retains: Objects times the
-	// bytes per object, measured on a sample of the objects as they
-	// entered the cache, after every transform, with the store's own
-	// overhead. It is what the kubeinformers_informer_bytes metric
-	// reports.
-	Bytes int64
-	// Budget is the memory budget of the informer; 0 means none.
-	Budget int64
-	// Stopped, if not nil, is why the informer was stopped.
-	Stopped error
+	Objects int // objects in the cache
+	// Bytes estimates the heap the cache retains: Objects times the bytes
+	// per object, sampled as objects enter the cache after every
+	// transform, store overhead included (metric kubeinformers_informer_bytes).
+	Bytes   int64
+	Budget  int64 // the informer's memory budget; 0 means none
+	Stopped error // why the informer was stopped, if it was
 }
 
-// MemoryStatus reports, for every informer Start has run, its objects and
-// the estimate of the heap they retain. It makes no request.
+// MemoryStatus reports each started informer's objects and estimated heap.
 func (f *sharedInformerFactory) MemoryStatus() map[InformerID]MemoryStatus {
 	started := f.started()
 	out := make(map[InformerID]MemoryStatus, len(started))

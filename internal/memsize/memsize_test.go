@@ -186,7 +186,7 @@ func testPod() *corev1.Pod {
 			Labels:            map[string]string{"app": "web", "pod-template-hash": "7d9c8b6f5d", "tier": "frontend"},
 			Annotations:       map[string]string{"prometheus.io/scrape": "true"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &now,
-				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{},"f:phase":{},"f:podIP":{}}}`)}}},
+				FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{},"f:phase":{},"f:podIP":{}}}`)}},
 		},
 		Spec: corev1.PodSpec{
 			NodeName: "node-17",
