@@ -67,7 +67,7 @@ type customCache struct {
 
 func (s *soak) startCustom(ctx context.Context) (*customCache, error) {
 	c := &customCache{conns: &conns{}, dyn: dynamic.NewForConfigOrDie(s.env.AdminConfig())}
-	if _, err := c.install(ctx, s.nss); err != nil {
+	if _, err := installCRD(ctx, c.dyn, widgetGVR, "Widget", s.nss); err != nil {
 		return nil, err
 	}
 	f, err := informers.NewForConfig(c.conns.install(s.env.AdminConfig()), 0,
@@ -98,45 +98,57 @@ func (c *customCache) close() {
 	c.factory.Shutdown()
 }
 
-// install creates the CRD, waits until its resource is served and creates
-// the widgets. It returns when the resource was first served.
-func (c *customCache) install(ctx context.Context, nss []string) (served time.Time, err error) {
-	if _, err := c.dyn.Resource(crdGVR).Create(ctx, testenv.CRD(widgetGVR.Group, widgetGVR.Resource, "Widget"), metav1.CreateOptions{}); err != nil {
-		return served, fmt.Errorf("create the CRD %s: %w", widgetGVR.GroupResource(), err)
+// installCRD creates the CRD of gvr (its kind kind), waits until its
+// resource is served and creates widgetsPerNamespace objects in each of
+// nss. It returns when the resource was first served.
+func installCRD(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, kind string, nss []string) (served time.Time, err error) {
+	if _, err := dyn.Resource(crdGVR).Create(ctx, testenv.CRD(gvr.Group, gvr.Resource, kind), metav1.CreateOptions{}); err != nil {
+		return served, fmt.Errorf("create the CRD %s: %w", gvr.GroupResource(), err)
 	}
 	// Established is not enough: the handler serves a little later.
 	if err := poll(ctx, time.Minute, func() (bool, error) {
-		_, err := c.dyn.Resource(widgetGVR).Namespace(nss[0]).List(ctx, metav1.ListOptions{Limit: 1})
+		_, err := dyn.Resource(gvr).Namespace(nss[0]).List(ctx, metav1.ListOptions{Limit: 1})
 		return err == nil, nil
 	}); err != nil {
-		return served, fmt.Errorf("the CRD %s created, its resource not served: %w", widgetGVR.GroupResource(), err)
+		return served, fmt.Errorf("the CRD %s created, its resource not served: %w", gvr.GroupResource(), err)
 	}
 	served = time.Now()
 	for _, ns := range nss {
 		for i := range widgetsPerNamespace {
-			w := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"n": int64(i)}}}
-			w.SetAPIVersion(widgetGVR.GroupVersion().String())
-			w.SetKind("Widget")
-			w.SetName(fmt.Sprintf("w-%d", i))
-			if _, err := c.dyn.Resource(widgetGVR).Namespace(ns).Create(ctx, w, metav1.CreateOptions{}); err != nil {
-				return served, fmt.Errorf("create widget %s/w-%d: %w", ns, i, err)
+			o := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"n": int64(i)}}}
+			o.SetAPIVersion(gvr.GroupVersion().String())
+			o.SetKind(kind)
+			o.SetName(fmt.Sprintf("w-%d", i))
+			if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, o, metav1.CreateOptions{}); err != nil {
+				return served, fmt.Errorf("create %s %s/w-%d: %w", gvr.Resource, ns, i, err)
 			}
 		}
 	}
 	return served, nil
 }
 
-// uninstall deletes the CRD and waits until the server has removed it
-// (and, with it, every widget).
-func (c *customCache) uninstall(ctx context.Context) error {
-	name := widgetGVR.GroupResource().String()
-	if err := c.dyn.Resource(crdGVR).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+// uninstallCRD deletes the CRD of gvr and waits until the server has
+// removed it (and, with it, every object of gvr).
+func uninstallCRD(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource) error {
+	name := gvr.GroupResource().String()
+	if err := dyn.Resource(crdGVR).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("delete the CRD %s: %w", name, err)
 	}
 	return poll(ctx, time.Minute, func() (bool, error) {
-		_, err := c.dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+		_, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+}
+
+// restoreCRD creates the CRD of gvr again after a failed cycle if it is
+// gone, so that the next cycles run, and adds what that failed to err.
+func restoreCRD(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, kind string, nss []string, err error) error {
+	if _, gerr := dyn.Resource(crdGVR).Get(ctx, gvr.GroupResource().String(), metav1.GetOptions{}); apierrors.IsNotFound(gerr) {
+		if _, ierr := installCRD(ctx, dyn, gvr, kind, nss); ierr != nil {
+			return fmt.Errorf("%w; creating it again: %w", err, ierr)
+		}
+	}
+	return err
 }
 
 // cycle is the fault: the CRD is deleted, and the informer must empty its
@@ -149,7 +161,7 @@ func (c *customCache) cycle(ctx context.Context, nss []string) (emptied, synced 
 	held := len(c.inf.GetStore().ListKeys())
 	d0 := c.deletes.Load()
 	t0 := time.Now()
-	if err := c.uninstall(ctx); err != nil {
+	if err := uninstallCRD(ctx, c.dyn, widgetGVR); err != nil {
 		return 0, 0, err
 	}
 	// The server deletes the widgets before the CRD, so the cache can be
@@ -164,7 +176,7 @@ func (c *customCache) cycle(ctx context.Context, nss []string) (emptied, synced 
 	if got := c.deletes.Load() - d0; got != int64(held) {
 		return emptied, 0, fmt.Errorf("the CRD deleted, %d delete events for the %d widgets held", got, held)
 	}
-	served, err := c.install(ctx, nss)
+	served, err := installCRD(ctx, c.dyn, widgetGVR, "Widget", nss)
 	if err != nil {
 		return emptied, 0, err
 	}
@@ -246,12 +258,7 @@ func (s *soak) checkCustom(ctx context.Context) (lost, stale int, detail string,
 func (s *soak) recreateCRD(ctx context.Context, _ int) error {
 	emptied, synced, err := s.custom.cycle(ctx, s.nss)
 	if err != nil {
-		// Bring the CRD back, so that the next cycles run.
-		if _, gerr := s.custom.dyn.Resource(crdGVR).Get(ctx, widgetGVR.GroupResource().String(), metav1.GetOptions{}); apierrors.IsNotFound(gerr) {
-			if _, ierr := s.custom.install(ctx, s.nss); ierr != nil {
-				err = fmt.Errorf("%w; creating it again: %w", err, ierr)
-			}
-		}
+		err = restoreCRD(ctx, s.custom.dyn, widgetGVR, "Widget", s.nss, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -18,19 +18,25 @@ limitations under the License.
 // (test/e2e/testenv) for a long time, under a steady writer and faults on a
 // schedule, and checks at the end that every replica's cache matches the
 // server, that the heap does not grow and that no goroutine is left
-// behind. Run it through hack/soak.sh; see docs/reliability.md.
+// behind. Beside the factories it runs two controller-runtime managers on
+// crcache.NewCache(informers.WithAPIDiscovery(), ...), sharded by a Lease
+// membership of their own, reconciling configmaps and a custom resource
+// through every fault, with faults of their own (SetNamespaces, a third
+// manager joining and leaving, their CRD deleted and created again); see
+// manager.go. Run it through hack/soak.sh; see docs/reliability.md.
 //
 // It prints one line on stdout:
 //
-//	soak duration=<d> objects=<n> writes=<n> restarts=<n> compactions=<n> crd-cycles=<n> crd-emptied-max=<d> crd-synced-max=<d> lost=<n> stale=<n> double-owned=<n> heap-slope=<pct>/h goroutines=<a>-><b> watches=<a>-><b> other-goroutines=<a>-><b>
+//	soak duration=<d> objects=<n> writes=<n> restarts=<n> compactions=<n> crd-cycles=<n> crd-emptied-max=<d> crd-synced-max=<d> lost=<n> stale=<n> double-owned=<n> mgr-reconciles=<n> mgr-setns=<n> mgr-memberships=<n> mgr-crd-cycles=<n> mgr-settle-max=<d> mgr-lost=<n> mgr-stale=<n> mgr-double-owned=<n> heap-slope=<pct>/h goroutines=<a>-><b> watches=<a>-><b> other-goroutines=<a>-><b>
 //
 // and exits 1 when a goal is missed (lost, stale and double-owned all 0,
-// the custom resource's cache included; every CRD cycle emptied and synced
-// again within 10 s; heap slope at most 5%/h over at least 30 minutes after
-// the warm-up; goroutines outside watch streams within 10, open watch
-// streams within 2). With
-// -out it writes samples.csv (one row per sample), faults.log and
-// result.txt there.
+// for the factories, the custom resource's cache included, and for the
+// managers; every CRD cycle emptied and synced again within 10 s; the
+// managers matching the server within 10 s of each of their faults, none
+// failed; heap slope at most 5%/h over at least 30 minutes after the
+// warm-up; goroutines outside watch streams within 10, open watch streams
+// within 2). With -out it writes samples.csv (one row per sample),
+// faults.log, result.txt and a heap profile every -profile there.
 package main
 
 import (
@@ -50,6 +56,7 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubeinformers/informers/test/e2e/testenv"
 )
@@ -62,7 +69,9 @@ func main() {
 	flag.Float64Var(&o.rate, "rate", 10, "writes per second (a create, an update and a delete in turn, so the count stays put)")
 	flag.DurationVar(&o.sampleEvery, "sample", 15*time.Second, "how often the heap and goroutines are sampled")
 	flag.DurationVar(&o.warmup, "warmup", time.Minute, "samples before this are left out of the heap slope")
-	flag.StringVar(&o.out, "out", "", "directory for samples.csv, faults.log, klog.log and result.txt (none: only stdout and stderr)")
+	flag.StringVar(&o.out, "out", "", "directory for samples.csv, faults.log, klog.log, result.txt and the heap profiles (none: only stdout and stderr)")
+	flag.DurationVar(&o.profileEvery, "profile", 150*time.Second, "how often a heap profile is written to -out (heap-<seconds>s.pb.gz, after a GC; 0: none)")
+	flag.IntVar(&runtime.MemProfileRate, "memprofilerate", 64<<10, "runtime.MemProfileRate: bytes allocated per heap profile sample")
 	flag.Parse()
 
 	r, err := run(o)
@@ -84,13 +93,14 @@ func main() {
 }
 
 type options struct {
-	duration    time.Duration
-	objects     int
-	namespaces  int
-	rate        float64
-	sampleEvery time.Duration
-	warmup      time.Duration
-	out         string
+	duration     time.Duration
+	objects      int
+	namespaces   int
+	rate         float64
+	sampleEvery  time.Duration
+	warmup       time.Duration
+	out          string
+	profileEvery time.Duration
 }
 
 // logf writes a progress line to stderr and to faults.log.
@@ -139,6 +149,8 @@ func run(o options) (result, error) {
 	_ = klogFlags.Set("alsologtostderr", "false")
 	_ = klogFlags.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(klogOut)
+	// controller-runtime's logger: to klog, so to klog.log.
+	ctrllog.SetLogger(klog.NewKlogr())
 	log := &logger{start: time.Now(), w: logOut}
 
 	env, err := testenv.Start(testenv.Options{})
@@ -158,7 +170,7 @@ func run(o options) (result, error) {
 		return r, err
 	}
 	defer s.close()
-	log.logf("set up: %d objects in %d namespaces, 3 sharded replicas and one whole-cache factory synced", o.objects, o.namespaces)
+	log.logf("set up: %d objects in %d namespaces, 3 sharded replicas and one whole-cache factory synced; 2 sharded controller-runtime managers match the server", o.objects, o.namespaces)
 
 	// The run: the writer, the sampler and the faults.
 	start := time.Now()
@@ -175,6 +187,7 @@ func run(o options) (result, error) {
 		csv = f
 	}
 	_, _ = fmt.Fprintln(csv, csvHeader)
+	var lastProfile time.Duration
 	take := func() {
 		runtime.GC()
 		var ms runtime.MemStats
@@ -182,8 +195,15 @@ func run(o options) (result, error) {
 		smp := sample{at: time.Since(start), heapInuse: ms.HeapInuse, goroutines: runtime.NumGoroutine(), objects: s.writer.count(), writes: s.writer.writes.Load()}
 		samplesMu.Lock()
 		samples = append(samples, smp)
+		first := len(samples) == 1
 		samplesMu.Unlock()
 		_, _ = fmt.Fprintln(csv, smp.csvRow())
+		// The heap profile as of the GC above, so that two moments of
+		// the run can be compared (go tool pprof -diff_base).
+		if o.out != "" && o.profileEvery > 0 && (first || smp.at-lastProfile >= o.profileEvery) {
+			lastProfile = smp.at
+			writeHeapProfile(filepath.Join(o.out, fmt.Sprintf("heap-%05.0fs.pb.gz", smp.at.Seconds())))
+		}
 	}
 	sampCtx, stopSampling := context.WithCancel(ctx)
 	var sampWG sync.WaitGroup
@@ -226,10 +246,15 @@ func run(o options) (result, error) {
 
 	// The check: with the writer stopped, every cache must come to match
 	// the server, and stay matched.
-	r.lost, r.stale, r.doubleOwned, r.objects, err = s.converge(ctx, 3*time.Minute)
+	r.lost, r.stale, r.doubleOwned, r.objects, r.mgr.diff, err = s.converge(ctx, 3*time.Minute)
 	if err != nil {
 		return r, err
 	}
+	r.mgr.reconciles, r.mgr.readErrors = s.mgrs.reconciles()
+	s.mgrs.mu.Lock()
+	c := s.mgrs.counts
+	r.mgr.setNamespaces, r.mgr.memberships, r.mgr.crdCycles, r.mgr.failures, r.mgr.settleMax = c.setNamespaces, c.memberships, c.crdCycles, c.failures, s.mgrs.settleMax
+	s.mgrs.mu.Unlock()
 	r.writes = s.writer.writes.Load()
 	r.restarts, r.compactions = s.counts.restarts, s.counts.compactions
 	s.mu.Lock()
@@ -241,7 +266,24 @@ func run(o options) (result, error) {
 	samplesMu.Unlock()
 	log.logf("faults: %d apiserver restarts, %d etcd compactions with severed watches, %d membership changes, %d informer removals (each added again), %d CRD deletions (each created again; %d failed); writer: %d writes, %d failed",
 		s.counts.restarts, s.counts.compactions, s.counts.memberships, s.counts.removals, r.crdCycles, r.crdFailures, r.writes, s.writer.failures.Load())
+	log.logf("managers: %d reconciles (%d reads failed and were retried) by the two that ran throughout; %d namespaces taken out and put back, %d joined and left, %d CRD cycles; %d of these faults failed; matched the server at most %v after one",
+		r.mgr.reconciles, r.mgr.readErrors, r.mgr.setNamespaces, r.mgr.memberships, r.mgr.crdCycles, r.mgr.failures, r.mgr.settleMax.Round(10*time.Millisecond))
+	log.logf("caches against the server at the end:\n%s", r.table())
 	return r, nil
+}
+
+// writeHeapProfile writes the heap profile to path; a failure is only
+// printed, the run goes on.
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "soak: heap profile:", err)
+		return
+	}
+	defer func() { _ = f.Close() }()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "soak: heap profile:", err)
+	}
 }
 
 // sleepUntil sleeps until t or until ctx ends.

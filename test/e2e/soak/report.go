@@ -63,6 +63,23 @@ func heapSlope(samples []sample, warmup time.Duration) (pctPerHour float64, ok b
 	return slope / mean * 100, true
 }
 
+// diff counts how caches differ from the server: objects they miss, hold
+// at another resourceVersion (or after their deletion), or hold in two
+// replicas.
+type diff struct{ lost, stale, double int }
+
+func (d diff) clean() bool { return d == diff{} }
+
+// mgrResult is what the soak found of its controller-runtime managers.
+type mgrResult struct {
+	diff
+	reconciles, readErrors int64 // reconciles run, and reads that failed (retried)
+	// Faults done and failed (setNamespaces: a namespace taken out and
+	// put back; memberships: a manager joined and left).
+	setNamespaces, memberships, crdCycles, failures int
+	settleMax                                       time.Duration // the longest until the managers matched the server after a fault
+}
+
 // result is what the soak found.
 type result struct {
 	duration                 time.Duration
@@ -72,6 +89,7 @@ type result struct {
 	crdCycles, crdFailures   int           // CRD deletions cycled, and failed
 	crdEmptied, crdSynced    time.Duration // the longest of the cycles
 	lost, stale, doubleOwned int
+	mgr                      mgrResult
 	heapSlope                float64       // percent per hour
 	heapSlopeOK              bool          // enough samples for a slope
 	heapSpan                 time.Duration // after the warm-up: what the slope is fitted over
@@ -97,10 +115,15 @@ func (r result) line() string {
 	if r.heapSlopeOK {
 		slope = fmt.Sprintf("%+.2f%%", r.heapSlope)
 	}
-	return fmt.Sprintf("soak duration=%s objects=%d writes=%d restarts=%d compactions=%d crd-cycles=%d crd-emptied-max=%s crd-synced-max=%s lost=%d stale=%d double-owned=%d heap-slope=%s/h goroutines=%d->%d watches=%d->%d other-goroutines=%d->%d",
+	m := r.mgr
+	return fmt.Sprintf("soak duration=%s objects=%d writes=%d restarts=%d compactions=%d crd-cycles=%d crd-emptied-max=%s crd-synced-max=%s lost=%d stale=%d double-owned=%d "+
+		"mgr-reconciles=%d mgr-setns=%d mgr-memberships=%d mgr-crd-cycles=%d mgr-settle-max=%s mgr-lost=%d mgr-stale=%d mgr-double-owned=%d "+
+		"heap-slope=%s/h goroutines=%d->%d watches=%d->%d other-goroutines=%d->%d",
 		r.duration.Round(time.Second), r.objects, r.writes, r.restarts, r.compactions, r.crdCycles,
 		r.crdEmptied.Round(10*time.Millisecond), r.crdSynced.Round(10*time.Millisecond),
-		r.lost, r.stale, r.doubleOwned, slope, r.goroutinesA.total, r.goroutinesB.total,
+		r.lost, r.stale, r.doubleOwned,
+		m.reconciles, m.setNamespaces, m.memberships, m.crdCycles, m.settleMax.Round(10*time.Millisecond), m.lost, m.stale, m.double,
+		slope, r.goroutinesA.total, r.goroutinesB.total,
 		r.goroutinesA.watches, r.goroutinesB.watches, r.goroutinesA.other(), r.goroutinesB.other())
 }
 
@@ -121,6 +144,15 @@ func (r result) failures() []string {
 	var out []string
 	if r.lost != 0 || r.stale != 0 || r.doubleOwned != 0 {
 		out = append(out, fmt.Sprintf("caches differ from the server: lost=%d stale=%d double-owned=%d, want all 0", r.lost, r.stale, r.doubleOwned))
+	}
+	if !r.mgr.clean() {
+		out = append(out, fmt.Sprintf("the managers differ from the server: lost=%d stale=%d double-owned=%d, want all 0", r.mgr.lost, r.mgr.stale, r.mgr.double))
+	}
+	if m := r.mgr; m.failures != 0 {
+		out = append(out, fmt.Sprintf("%d of the managers' %d faults failed (faults.log says how)", m.failures, m.failures+m.setNamespaces+m.memberships+m.crdCycles))
+	}
+	if r.mgr.settleMax > maxManagerSettle {
+		out = append(out, fmt.Sprintf("the managers took %v to match the server after a fault, want at most %v", r.mgr.settleMax, maxManagerSettle))
 	}
 	if r.crdFailures != 0 {
 		out = append(out, fmt.Sprintf("%d of %d CRD cycles failed (faults.log says how)", r.crdFailures, r.crdFailures+r.crdCycles))
@@ -144,6 +176,15 @@ func (r result) failures() []string {
 		out = append(out, fmt.Sprintf("open watch streams went from %d to %d, want within %d", a.watches, b.watches, maxWatchDiff))
 	}
 	return out
+}
+
+// table is the lost, stale and double-owned counts of the factories and
+// of the managers, one row each.
+func (r result) table() string {
+	return fmt.Sprintf("%-10s %6s %6s %13s\n%-10s %6d %6d %13d\n%-10s %6d %6d %13d\n",
+		"", "lost", "stale", "double-owned",
+		"factories", r.lost, r.stale, r.doubleOwned,
+		"managers", r.mgr.lost, r.mgr.stale, r.mgr.double)
 }
 
 // summary joins failures for an error message.

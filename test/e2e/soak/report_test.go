@@ -57,7 +57,10 @@ func TestResultLineAndGoals(t *testing.T) {
 		crdCycles: 3, crdEmptied: 1083 * time.Millisecond, crdSynced: 1517 * time.Millisecond,
 		heapSlope: -1.234, heapSlopeOK: true, heapSpan: 59 * time.Minute,
 		goroutinesA: goroutines{total: 412, watches: 19, inWatch: 19}, goroutinesB: goroutines{total: 431, watches: 19, inWatch: 35}}
-	want := "soak duration=10m0s objects=2000 writes=5400 restarts=3 compactions=8 crd-cycles=3 crd-emptied-max=1.08s crd-synced-max=1.52s lost=0 stale=0 double-owned=0 heap-slope=-1.23%/h goroutines=412->431 watches=19->19 other-goroutines=393->396"
+	r.mgr = mgrResult{reconciles: 12345, setNamespaces: 4, memberships: 4, crdCycles: 3, settleMax: 2345 * time.Millisecond}
+	want := "soak duration=10m0s objects=2000 writes=5400 restarts=3 compactions=8 crd-cycles=3 crd-emptied-max=1.08s crd-synced-max=1.52s lost=0 stale=0 double-owned=0 " +
+		"mgr-reconciles=12345 mgr-setns=4 mgr-memberships=4 mgr-crd-cycles=3 mgr-settle-max=2.35s mgr-lost=0 mgr-stale=0 mgr-double-owned=0 " +
+		"heap-slope=-1.23%/h goroutines=412->431 watches=19->19 other-goroutines=393->396"
 	if got := r.line(); got != want {
 		t.Errorf("line() = %q\nwant      %q", got, want)
 	}
@@ -81,6 +84,20 @@ func TestResultLineAndGoals(t *testing.T) {
 	crd.crdFailures, crd.crdSynced = 1, 10*time.Second+time.Millisecond
 	if f := crd.failures(); len(f) != 2 || !strings.Contains(f[0], "1 of 4 CRD cycles failed") || !strings.Contains(f[1], "10.001s to sync") {
 		t.Errorf("failures() = %q, want the failed CRD cycle and the slow sync", f)
+	}
+	mgr := r
+	mgr.mgr.stale, mgr.mgr.double, mgr.mgr.failures, mgr.mgr.settleMax = 2, 1, 1, 10*time.Second+time.Millisecond
+	if f := mgr.failures(); len(f) != 3 || !strings.Contains(f[0], "managers differ from the server: lost=0 stale=2 double-owned=1") ||
+		!strings.Contains(f[1], "1 of the managers' 12 faults failed") || !strings.Contains(f[2], "10.001s to match the server") {
+		t.Errorf("failures() = %q, want the managers' counts, the failed fault and the slow settle", f)
+	}
+	wantTable := "" +
+		"             lost  stale  double-owned\n" +
+		"factories       1      0             0\n" +
+		"managers        0      2             1\n"
+	mgr.lost = 1
+	if got := mgr.table(); got != wantTable {
+		t.Errorf("table() =\n%s\nwant\n%s", got, wantTable)
 	}
 	short := r
 	short.heapSlope, short.heapSpan = 45.12, 9*time.Minute

@@ -62,6 +62,7 @@ type soak struct {
 	replicas []*replica
 	whole    *wholeCache
 	custom   *customCache
+	mgrs     *managers
 	nextID   int
 
 	counts struct {
@@ -118,6 +119,12 @@ func newSoak(ctx context.Context, env *testenv.Env, o options, log *logger) (*so
 	if !cache.WaitForCacheSync(syncCtx.Done(), s.custom.inf.HasSynced) {
 		return nil, fmt.Errorf("custom-resource factory not synced in 2 minutes: %w", s.custom.factory.Ready())
 	}
+	if s.mgrs, err = newManagers(s); err != nil {
+		return nil, err
+	}
+	if _, err := s.mgrs.settle(ctx, 2*time.Minute); err != nil {
+		return nil, fmt.Errorf("after their start: %w", err)
+	}
 	return s, nil
 }
 
@@ -133,6 +140,9 @@ func (s *soak) close() {
 	s.whole.factory.Shutdown()
 	if s.custom != nil {
 		s.custom.close()
+	}
+	if s.mgrs != nil {
+		s.mgrs.close()
 	}
 }
 
@@ -280,6 +290,9 @@ func (s *soak) faults(ctx context.Context, start time.Time, duration time.Durati
 		{"apiserver restart", 75 * time.Second, 150 * time.Second, s.restart},
 		{"informer removed and added", 100 * time.Second, 2 * time.Minute, s.readdInformer},
 		{"CRD deleted and created again", 115 * time.Second, 150 * time.Second, s.recreateCRD},
+		{"managers' namespace taken out and put back", 130 * time.Second, 2 * time.Minute, s.mgrs.changeNamespaces},
+		{"manager joined and left", 160 * time.Second, 2 * time.Minute, s.mgrs.changeMembership},
+		{"managers' CRD deleted and created again", 200 * time.Second, 150 * time.Second, s.mgrs.cycleCRD},
 	}
 	type due struct {
 		at time.Duration
@@ -330,7 +343,8 @@ func (s *soak) compact(ctx context.Context, _ int) error {
 	}
 	s.counts.compactions++
 	s.mu.Unlock()
-	s.log.logf("compacted etcd at revision %d, severed %d informer connections", rev, n)
+	m := s.mgrs.severAll()
+	s.log.logf("compacted etcd at revision %d, severed %d informer connections and %d of the managers", rev, n, m)
 	return nil
 }
 
@@ -393,23 +407,28 @@ func (s *soak) readdInformer(ctx context.Context, _ int) error {
 	return nil
 }
 
-// converge checks every cache against the server until they match or
-// timeout passes, and returns the last counts and the server's objects.
-func (s *soak) converge(ctx context.Context, timeout time.Duration) (lost, stale, double, objects int, err error) {
+// converge checks every cache, the factories' and the managers', against
+// the server until they match or timeout passes, and returns the last
+// counts and the server's objects.
+func (s *soak) converge(ctx context.Context, timeout time.Duration) (lost, stale, double, objects int, mgr diff, err error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		var detail string
+		var detail, mgrDetail string
 		lost, stale, double, objects, detail, err = s.check(ctx)
-		if err == nil && lost+stale+double == 0 {
-			return lost, stale, double, objects, nil
+		if err == nil {
+			mgr, mgrDetail, err = s.mgrs.check(ctx)
+		}
+		if err == nil && lost+stale+double == 0 && mgr.clean() {
+			return lost, stale, double, objects, mgr, nil
 		}
 		if time.Now().After(deadline) {
 			if err != nil {
-				return 0, 0, 0, 0, err
+				return 0, 0, 0, 0, diff{}, err
 			}
-			s.log.logf("caches still differ after %v: lost=%d stale=%d double-owned=%d; e.g. %s", timeout, lost, stale, double, detail)
+			s.log.logf("caches still differ after %v: factories lost=%d stale=%d double-owned=%d (e.g. %s); managers lost=%d stale=%d double-owned=%d (e.g. %s)",
+				timeout, lost, stale, double, detail, mgr.lost, mgr.stale, mgr.double, mgrDetail)
 			s.diagnose()
-			return lost, stale, double, objects, nil
+			return lost, stale, double, objects, mgr, nil
 		}
 		time.Sleep(2 * time.Second)
 	}
