@@ -40,9 +40,9 @@ import (
 	"github.com/kubeinformers/informers/test/e2e/testenv"
 )
 
-// caches are the two caches the tests here compare: controller-runtime's
+// readCaches are the two caches the tests here compare: controller-runtime's
 // own and crcache's, built the same way.
-var caches = []struct {
+var readCaches = []struct {
 	name string
 	new  cache.NewCacheFunc
 }{{"controller-runtime", cache.New}, {"crcache", crcache.New}}
@@ -160,7 +160,7 @@ func TestCRCacheReadsOutsideNamespaces(t *testing.T) {
 	}
 	for _, failOnMissing := range []bool{false, true} {
 		answers := map[string][]string{}
-		for _, cc := range caches {
+		for _, cc := range readCaches {
 			ctx, cancel := context.WithCancel(c.ctx)
 			r := runCache(t, ctx, cc.new, env.LimitedConfig(), cache.Options{
 				DefaultNamespaces:           map[string]cache.Config{a: {}},
@@ -221,7 +221,7 @@ func TestCRCacheClusterScopedListInNamespace(t *testing.T) {
 	sel := client.MatchingLabelsSelector{Selector: labels.Everything()}
 	for _, opts := range []cache.Options{{}, {DefaultNamespaces: map[string]cache.Config{a: {}}}} {
 		answers := map[string][]string{}
-		for _, cc := range caches {
+		for _, cc := range readCaches {
 			ctx, cancel := context.WithCancel(c.ctx)
 			r := runCache(t, ctx, cc.new, c.cfg, opts)
 			found := func(list *corev1.NamespaceList, err error) string {
