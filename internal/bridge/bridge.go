@@ -24,6 +24,8 @@ limitations under the License.
 package bridge
 
 import (
+	"reflect"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
@@ -50,6 +52,8 @@ type Settings struct {
 	// WithTransform, or nil.
 	Tweak     internalinterfaces.TweakListOptionsFunc
 	Transform cache.TransformFunc
+	// CustomResync are the types of WithCustomResyncConfig, in no order.
+	CustomResync []reflect.Type
 	// APIDiscovery is whether WithAPIDiscovery was given.
 	APIDiscovery bool
 	// Resources are the settings of WithResourceOptions, by resource.
@@ -59,5 +63,5 @@ type Settings struct {
 // ResourceSettings says which settings of one resource's
 // ResourceOptions are set.
 type ResourceSettings struct {
-	Namespaces, Selectors, Tweak, Transform bool
+	Namespaces, Selectors, Tweak, Transform, Resync bool
 }
