@@ -152,10 +152,10 @@ func (c *Cache) SetNamespaces(namespaces ...string) error {
 		return fmt.Errorf("crcache: SetNamespaces(%q): %w", namespaces, err)
 	}
 	follow := func(p plan) plan {
-		p.namespaces = slices.Clone(p.namespaces)
-		for i := range p.namespaces {
-			if p.namespaces[i].follows {
-				p.namespaces[i].namespaces = sorted
+		p.perNamespace = slices.Clone(p.perNamespace)
+		for i := range p.perNamespace {
+			if p.perNamespace[i].follows {
+				p.perNamespace[i].namespaces = sorted
 			}
 		}
 		return p
@@ -196,12 +196,12 @@ func (c *Cache) namespacesChangeable() error {
 	case c.stopped:
 		return errors.New("the cache has stopped")
 	}
-	for _, s := range c.config.defaults.namespaces {
+	for _, s := range c.config.defaults.perNamespace {
 		if s.follows {
 			return nil
 		}
 	}
-	if len(c.config.defaults.namespaces) == 0 {
+	if len(c.config.defaults.perNamespace) == 0 {
 		return errors.New("the cache watches every namespace (give DefaultNamespaces, or the factory option WithNamespaces, to change them later)")
 	}
 	return errors.New("the cache's namespaces have settings of their own (DefaultNamespaces values that set anything, or the AllNamespaces key)")
