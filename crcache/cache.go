@@ -30,6 +30,7 @@ import (
 
 	informers "github.com/kubeinformers/informers"
 	"github.com/kubeinformers/informers/internal/bridge"
+	"github.com/kubeinformers/informers/internal/served"
 )
 
 // New is a drop-in for controller-runtime's [cache.New]: the same
@@ -75,6 +76,9 @@ type Cache struct {
 	// custom tracks the informers of Options.NewInformer, which no
 	// factory runs.
 	custom sync.WaitGroup
+	// served is what waiting kinds wait through (follow.go).
+	servedOnce sync.Once
+	served     *served.Checker
 }
 
 var (
