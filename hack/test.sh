@@ -149,23 +149,31 @@ trap table EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# timed TIMES CMD...: run CMD in a subshell of its own and write that
+# subshell's `times` to TIMES, so that the CPU time read from it is CMD's
+# alone: a background lane's CPU is not counted in whichever step happens to
+# reap it. It returns CMD's status.
+timed() {
+	local out=$1
+	shift
+	(
+		rc=0
+		"$@" || rc=$?
+		times >"$out"
+		exit "$rc"
+	)
+}
+
 # step NAME CMD...: run CMD in the foreground; stop the suite if it fails,
 # unless TEST_KEEP_GOING=1 (then every step runs and the suite fails at the
 # end, so that one run shows every failing step).
 failed=0
 step() {
-	local name=$1 rc=0 t0 c0
+	local name=$1 rc=0 t0
 	shift
 	printf '\n==> %s\n' "$name"
 	t0=$(date +%s)
-	# The step's CPU time is its own subshell's children's: a background
-	# lane's CPU is not counted in whichever step happens to reap it.
-	(
-		rc=0
-		"$@" || rc=$?
-		times >"$logs/step.times"
-		exit "$rc"
-	) || rc=$?
+	timed "$logs/step.times" "$@" || rc=$?
 	record "$name" "$(($(date +%s) - t0))" "$(times_cpu "$logs/step.times")" "$([ "$rc" = 0 ] && echo ok || echo "FAILED ($rc)")"
 	if [ "$rc" != 0 ] && [ "${TEST_KEEP_GOING:-}" = 1 ]; then
 		failed=1
@@ -199,12 +207,7 @@ bg_step() {
 	shift
 	printf '\n==> %s\n' "$name"
 	t0=$(date +%s)
-	(
-		rc=0
-		"$@" || rc=$?
-		times >"$logs/bg-step.times"
-		exit "$rc"
-	) || rc=$?
+	timed "$logs/bg-step.times" "$@" || rc=$?
 	printf '%s %s %s %s\n' "$(($(date +%s) - t0))" "$(times_cpu "$logs/bg-step.times")" "$rc" "$name" >>"$logs/background.steps"
 	return "$rc"
 }
