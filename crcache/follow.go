@@ -149,7 +149,7 @@ func (f *followInformer) waits() bool {
 	}
 	for _, si := range f.e.slots {
 		b, ok := si.factory.(bridge.Factory)
-		if !ok || !b.WaitsForResource(f.e.resource) {
+		if !ok || !bridge.WaitsForResource(b, f.e.resource) {
 			return false
 		}
 	}

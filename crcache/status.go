@@ -298,7 +298,7 @@ func (c *Cache) widen(f follower, union, added []string, started bool) error {
 	for _, ns := range added {
 		var failed error
 		err := wait.PollUntilContextCancel(c.ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
-			listed, err := b.NamespaceListed(f.resource, ns)
+			listed, err := bridge.NamespaceListed(b, f.resource, ns)
 			failed = err
 			return listed || err != nil, nil
 		})
