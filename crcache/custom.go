@@ -43,7 +43,7 @@ func (c *Cache) customInformer(key entryKey, mapping *meta.RESTMapping, s slot, 
 			return listwatch.Of[*unstructured.UnstructuredList](resource.Namespace(ns))
 		}
 	case formMetadata:
-		resource := c.metadata.Resource(mapping.Resource)
+		resource := c.metadataOf(key.gvk, mapping.Resource).Resource(mapping.Resource)
 		requests = func(ns string) listwatch.Requests {
 			return listwatch.Of[*metav1.PartialObjectMetadataList](resource.Namespace(ns))
 		}
@@ -74,11 +74,7 @@ func (c *Cache) customInformer(key entryKey, mapping *meta.RESTMapping, s slot, 
 	informer := c.config.newInformer(lw, obj, jitter(s.config.syncPeriod), toolscache.Indexers{
 		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc,
 	})
-	transform := s.config.transform
-	if key.form == formMetadata {
-		transform = withGVK(key.gvk, transform)
-	}
-	if err := informer.SetTransform(transform); err != nil {
+	if err := informer.SetTransform(s.config.transform); err != nil {
 		return nil, err
 	}
 	return informer, nil

@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -246,11 +247,6 @@ func (c *Cache) factoryInformer(key entryKey, resource schema.GroupVersionResour
 	if transform == nil {
 		transform = settings.Transform
 	}
-	if key.form == formMetadata {
-		// The metadata client's objects say PartialObjectMetadata;
-		// controller-runtime's say the kind they are of.
-		transform = withGVK(key.gvk, transform)
-	}
 	tweak := s.config.tweak
 	if user := settings.Tweak; user != nil {
 		tweak = func(opts *metav1.ListOptions) {
@@ -260,7 +256,7 @@ func (c *Cache) factoryInformer(key entryKey, resource schema.GroupVersionResour
 	}
 	options := append(slices.Clip(c.config.options),
 		informers.WithDynamicClient(c.dynamic),
-		informers.WithMetadataClient(c.metadata),
+		informers.WithMetadataClient(c.metadataOf(key.gvk, resource)),
 		informers.WithTweakListOptions(tweak),
 	)
 	if transform != nil {
@@ -364,17 +360,10 @@ func (c *Cache) informerOf(factory informers.Factory, key entryKey, resource sch
 	return i, nil
 }
 
-// withGVK sets gvk on metadata-only objects before transform runs.
-func withGVK(gvk schema.GroupVersionKind, transform toolscache.TransformFunc) toolscache.TransformFunc {
-	return func(obj any) (any, error) {
-		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-			m.SetGroupVersionKind(gvk)
-		}
-		if transform == nil {
-			return obj, nil
-		}
-		return transform(obj)
-	}
+// metadataOf is the metadata client of gvk's informers: its lists and
+// watches of resource say gvk, as controller-runtime's do.
+func (c *Cache) metadataOf(gvk schema.GroupVersionKind, resource schema.GroupVersionResource) metadata.Interface {
+	return kindedMetadata{Interface: c.metadata, resource: resource, gvk: gvk}
 }
 
 // jitter spreads resyncs over ±10% of period, as controller-runtime does,
