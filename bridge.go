@@ -17,6 +17,7 @@ limitations under the License.
 package informers
 
 import (
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,6 +35,7 @@ func (f *sharedInformerFactory) BridgeSettings() bridge.Settings {
 	s := bridge.Settings{
 		Tweak:        f.tweakListOptions,
 		Transform:    f.transform,
+		CustomResync: slices.Collect(maps.Keys(f.customResync)),
 		APIDiscovery: f.apiDiscovery,
 		InformerName: f.informerName,
 		MemoryPool:   f.memoryPool,
@@ -51,6 +53,7 @@ func (f *sharedInformerFactory) BridgeSettings() bridge.Settings {
 			Selectors:  o.LabelSelector != "" || o.FieldSelector != "",
 			Tweak:      o.TweakListOptions != nil,
 			Transform:  o.Transform != nil,
+			Resync:     o.ResyncPeriod > 0,
 		}
 	}
 	return s

@@ -61,20 +61,21 @@ func (c *Cache) customInformer(key entryKey, mapping *meta.RESTMapping, s slot, 
 			namespace = s.namespaces[0]
 		}
 	}
+	tweak, transform := c.tweakAndTransform(s)
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			s.config.tweak(&opts)
+			tweak(&opts)
 			return requests(namespace).List(ctx, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			s.config.tweak(&opts)
+			tweak(&opts)
 			return requests(namespace).Watch(ctx, opts)
 		},
 	}
 	informer := c.config.newInformer(lw, obj, jitter(s.config.syncPeriod), toolscache.Indexers{
 		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc,
 	})
-	if err := informer.SetTransform(s.config.transform); err != nil {
+	if err := informer.SetTransform(transform); err != nil {
 		return nil, err
 	}
 	return informer, nil

@@ -66,7 +66,7 @@ func (k *kinds) get() []schema.GroupVersionKind {
 func serverPartial(name string) *metav1.PartialObjectMetadata {
 	return &metav1.PartialObjectMetadata{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", ResourceVersion: "1"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", ResourceVersion: "1", Labels: map[string]string{"team": "a"}},
 	}
 }
 

@@ -243,17 +243,7 @@ func (c *Cache) splitForCustom(slots []slot) []slot {
 // what those set (settings) that the cache must see too.
 func (c *Cache) factoryInformer(key entryKey, resource schema.GroupVersionResource, s slot, namespaced bool, label string) (informers.Factory, toolscache.SharedIndexInformer, error) {
 	settings := c.config.settings
-	transform := s.config.transform
-	if transform == nil {
-		transform = settings.Transform
-	}
-	tweak := s.config.tweak
-	if user := settings.Tweak; user != nil {
-		tweak = func(opts *metav1.ListOptions) {
-			user(opts)
-			s.config.tweak(opts)
-		}
-	}
+	tweak, transform := c.tweakAndTransform(s)
 	options := append(slices.Clip(c.config.options),
 		informers.WithDynamicClient(c.dynamic),
 		informers.WithMetadataClient(c.metadataOf(key.gvk, resource)),
@@ -358,6 +348,23 @@ func (c *Cache) informerOf(factory informers.Factory, key entryKey, resource sch
 	}
 	i, _ := host.ResolveBound(r)
 	return i, nil
+}
+
+// tweakAndTransform are the tweak and the transform of a slot's informer,
+// whichever path builds it: the factory options' tweak, then the slot's
+// selectors; the slot's transform, else the factory options'.
+func (c *Cache) tweakAndTransform(s slot) (func(*metav1.ListOptions), toolscache.TransformFunc) {
+	tweak, transform := s.config.tweak, s.config.transform
+	if user := c.config.settings.Tweak; user != nil {
+		tweak = func(opts *metav1.ListOptions) {
+			user(opts)
+			s.config.tweak(opts)
+		}
+	}
+	if transform == nil {
+		transform = c.config.settings.Transform
+	}
+	return tweak, transform
 }
 
 // metadataOf is the metadata client of gvk's informers: its lists and

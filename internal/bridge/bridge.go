@@ -26,6 +26,7 @@ package bridge
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -62,6 +63,8 @@ type Settings struct {
 	// WithTransform, or nil.
 	Tweak     internalinterfaces.TweakListOptionsFunc
 	Transform cache.TransformFunc
+	// CustomResync are the types of WithCustomResyncConfig, in no order.
+	CustomResync []reflect.Type
 	// APIDiscovery is whether WithAPIDiscovery was given.
 	APIDiscovery bool
 	// InformerName is that of WithInformerName, or nil.
@@ -76,7 +79,7 @@ type Settings struct {
 // ResourceSettings says which settings of one resource's
 // ResourceOptions are set.
 type ResourceSettings struct {
-	Namespaces, Selectors, Tweak, Transform bool
+	Namespaces, Selectors, Tweak, Transform, Resync bool
 }
 
 // Informer is one informer a factory holds, as Factory.Informers returns
