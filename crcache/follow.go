@@ -55,7 +55,7 @@ type followInformer struct {
 	checker     *polledDone
 
 	mu       sync.Mutex
-	inner    cache.Informer // nil until the kind is served
+	served   cache.Informer // the entry's overSlots; nil until the kind is served
 	handlers []*followRegistration
 	indexers []toolscache.Indexers
 }
@@ -65,7 +65,7 @@ var _ cache.Informer = &followInformer{}
 func newFollowInformer(c *Cache, e *entry, obj runtime.Object) *followInformer {
 	f := &followInformer{c: c, e: e, obj: obj, closed: make(chan struct{})}
 	if len(e.slots) > 0 {
-		f.inner = e.inner
+		f.served = e.overSlots
 	}
 	return f
 }
@@ -122,15 +122,15 @@ func (f *followInformer) resolve(ctx context.Context) {
 func (f *followInformer) attach() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.inner = f.e.inner
+	f.served = f.e.overSlots
 	for _, ix := range f.indexers {
-		if err := f.inner.AddIndexers(ix); err != nil {
+		if err := f.served.AddIndexers(ix); err != nil {
 			klog.Background().Error(err, "crcache: adding indexers", "kind", f.e.key.gvk.String())
 		}
 	}
 	f.indexers = nil
 	for _, r := range f.handlers {
-		reg, err := f.inner.AddEventHandlerWithOptions(r.handler, r.options)
+		reg, err := f.served.AddEventHandlerWithOptions(r.handler, r.options)
 		if err != nil {
 			klog.Background().Error(err, "crcache: adding an event handler", "kind", f.e.key.gvk.String())
 			continue
@@ -159,7 +159,7 @@ func (f *followInformer) waits() bool {
 func (f *followInformer) current() cache.Informer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.inner
+	return f.served
 }
 
 func (f *followInformer) AddEventHandler(handler toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
@@ -174,8 +174,8 @@ func (f *followInformer) AddEventHandlerWithOptions(handler toolscache.ResourceE
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r := &followRegistration{f: f, handler: handler, options: options}
-	if f.inner != nil {
-		reg, err := f.inner.AddEventHandlerWithOptions(handler, options)
+	if f.served != nil {
+		reg, err := f.served.AddEventHandlerWithOptions(handler, options)
 		if err != nil {
 			return nil, err
 		}
@@ -193,8 +193,8 @@ func (f *followInformer) RemoveEventHandler(handle toolscache.ResourceEventHandl
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.handlers = slices.DeleteFunc(f.handlers, func(h *followRegistration) bool { return h == r })
-	if reg := r.getReal(); reg != nil && f.inner != nil {
-		return f.inner.RemoveEventHandler(reg)
+	if reg := r.getReal(); reg != nil && f.served != nil {
+		return f.served.RemoveEventHandler(reg)
 	}
 	return nil
 }
@@ -202,8 +202,8 @@ func (f *followInformer) RemoveEventHandler(handle toolscache.ResourceEventHandl
 func (f *followInformer) AddIndexers(indexers toolscache.Indexers) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.inner != nil {
-		return f.inner.AddIndexers(indexers)
+	if f.served != nil {
+		return f.served.AddIndexers(indexers)
 	}
 	f.indexers = append(f.indexers, indexers)
 	return nil
@@ -212,8 +212,8 @@ func (f *followInformer) AddIndexers(indexers toolscache.Indexers) error {
 // HasSynced is true while the kind is not served, and afterwards once
 // the informer has synced or waits for its resource again.
 func (f *followInformer) HasSynced() bool {
-	inner := f.current()
-	return inner == nil || inner.HasSynced() || f.waits()
+	served := f.current()
+	return served == nil || served.HasSynced() || f.waits()
 }
 
 func (f *followInformer) HasSyncedChecker() toolscache.DoneChecker {
@@ -224,8 +224,8 @@ func (f *followInformer) HasSyncedChecker() toolscache.DoneChecker {
 }
 
 func (f *followInformer) IsStopped() bool {
-	inner := f.current()
-	return inner != nil && inner.IsStopped()
+	served := f.current()
+	return served != nil && served.IsStopped()
 }
 
 // followRegistration is a handler of a followInformer: synced while the

@@ -40,11 +40,11 @@ type kindedMetadata struct {
 
 // Resource implements [metadata.Interface].
 func (m kindedMetadata) Resource(resource schema.GroupVersionResource) metadata.Getter {
-	inner := m.Interface.Resource(resource)
+	getter := m.Interface.Resource(resource)
 	if resource != m.resource {
-		return inner
+		return getter
 	}
-	return kindedGetter{kindedResource: kindedResource{ResourceInterface: inner, gvk: m.gvk}, getter: inner}
+	return kindedGetter{kindedResource: kindedResource{ResourceInterface: getter, gvk: m.gvk}, getter: getter}
 }
 
 // IsWatchListSemanticsUnSupported says what the wrapped client says

@@ -70,10 +70,10 @@ type slot struct {
 // plan is how the cache watches the kinds it applies to: the default one
 // for every kind, or a kind's own from [cache.Options.ByObject].
 type plan struct {
-	// namespaces, if not empty, are the slots of a namespaced kind.
-	namespaces []slot
+	// perNamespace, if not empty, are the slots of a namespaced kind.
+	perNamespace []slot
 	// all is the slot of a cluster-scoped kind, and of a namespaced one
-	// when namespaces is empty.
+	// when perNamespace is empty.
 	all watchConfig
 	// ownNamespaces is whether the ByObject entry of the kind sets
 	// Namespaces, which a cluster-scoped kind must not; example is that
@@ -90,8 +90,8 @@ func errClusterScopedNamespaces(obj runtime.Object) error {
 
 // slots returns the slots of a kind of the given scope.
 func (p plan) slots(namespaced bool) []slot {
-	if namespaced && len(p.namespaces) > 0 {
-		return p.namespaces
+	if namespaced && len(p.perNamespace) > 0 {
+		return p.perNamespace
 	}
 	return []slot{{config: p.all}}
 }
@@ -100,10 +100,10 @@ func (p plan) slots(namespaced bool) []slot {
 // that holds namespace's objects: one of that namespace, or of every
 // namespace.
 func (p plan) routes(namespace string) bool {
-	if len(p.namespaces) == 0 {
+	if len(p.perNamespace) == 0 {
 		return true
 	}
-	for _, s := range p.namespaces {
+	for _, s := range p.perNamespace {
 		if s.namespaces == nil || slices.Contains(s.namespaces, namespace) {
 			return true
 		}
@@ -115,7 +115,7 @@ func (p plan) routes(namespace string) bool {
 // changes, those of the default plan's slot that follows them; nil if
 // none does.
 func (c *config) followedNamespaces() []string {
-	for _, s := range c.defaults.namespaces {
+	for _, s := range c.defaults.perNamespace {
 		if s.follows {
 			return s.namespaces
 		}
@@ -215,9 +215,9 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 	case settings.Namespaces != nil:
 		// The factory options' namespaces: the factories get them from
 		// those options, so the slot only routes reads.
-		c.defaults.namespaces = []slot{{namespaces: settings.Namespaces, follows: true, config: c.defaults.all}}
+		c.defaults.perNamespace = []slot{{namespaces: settings.Namespaces, follows: true, config: c.defaults.all}}
 	default:
-		c.defaults.namespaces = namespaceSlots(opts.DefaultNamespaces, global, nil, true)
+		c.defaults.perNamespace = namespaceSlots(opts.DefaultNamespaces, global, nil, true, nil)
 	}
 
 	for obj, byObject := range opts.ByObject {
@@ -251,13 +251,13 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 		switch {
 		case !namespaced:
 		case byObject.Namespaces == nil && settings.Namespaces != nil:
-			p.namespaces = []slot{{namespaces: settings.Namespaces, follows: true, config: p.all}}
+			p.perNamespace = []slot{{namespaces: settings.Namespaces, follows: true, config: p.all}}
 		case byObject.Namespaces == nil:
-			p.namespaces = namespaceSlots(opts.DefaultNamespaces, global, &own, true)
+			p.perNamespace = namespaceSlots(opts.DefaultNamespaces, global, &own, true, nil)
 		case settings.Namespaces != nil && len(byObject.Namespaces) > 0:
 			return nil, fmt.Errorf("crcache: cache.Options.ByObject[%T].Namespaces and the factory option WithNamespace or WithNamespaces both set namespaces; set them in one place", obj)
 		default:
-			p.namespaces = namespaceSlots(byObject.Namespaces, global, &own, false, opts.DefaultNamespaces)
+			p.perNamespace = namespaceSlots(byObject.Namespaces, global, &own, false, opts.DefaultNamespaces)
 		}
 		c.byObject[gvk] = p
 	}
@@ -270,7 +270,7 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 // then from global. Namespaces that set nothing of their own share one
 // slot, which follows the cache's namespaces if follows; the
 // AllNamespaces key watches every namespace but the others configured.
-func namespaceSlots(configured map[string]cache.Config, global cache.Config, own *cache.Config, follows bool, defaultNamespaces ...map[string]cache.Config) []slot {
+func namespaceSlots(configured map[string]cache.Config, global cache.Config, own *cache.Config, follows bool, defaultNamespaces map[string]cache.Config) []slot {
 	var shared []string
 	var slots []slot
 	for _, ns := range slices.Sorted(maps.Keys(configured)) {
@@ -282,10 +282,8 @@ func namespaceSlots(configured map[string]cache.Config, global cache.Config, own
 		if own != nil {
 			cfg = withDefaults(cfg, *own)
 		}
-		for _, d := range defaultNamespaces {
-			if nsDefaults, ok := d[ns]; ok {
-				cfg = withDefaults(cfg, nsDefaults)
-			}
+		if nsDefaults, ok := defaultNamespaces[ns]; ok {
+			cfg = withDefaults(cfg, nsDefaults)
 		}
 		cfg = withDefaults(cfg, global)
 		if ns != metav1.NamespaceAll {
@@ -319,13 +317,9 @@ func namespaceSlots(configured map[string]cache.Config, global cache.Config, own
 }
 
 // hasOwn is whether a DefaultNamespaces entry of ns sets anything.
-func hasOwn(ns string, defaultNamespaces []map[string]cache.Config) bool {
-	for _, d := range defaultNamespaces {
-		if cfg, ok := d[ns]; ok && !isZero(cfg) {
-			return true
-		}
-	}
-	return false
+func hasOwn(ns string, defaultNamespaces map[string]cache.Config) bool {
+	cfg, ok := defaultNamespaces[ns]
+	return ok && !isZero(cfg)
 }
 
 // isZero is whether cfg sets nothing.
