@@ -104,6 +104,11 @@ func (f *followInformer) resolve(ctx context.Context) {
 		}
 		err = f.c.buildSlots(f.e, mapping, f.obj)
 		if err == nil {
+			// Attached before the informers start and before c.mu is
+			// released: whoever sees the slots sees them attached, and a
+			// handler or indexer given meanwhile waits for f.mu, then
+			// goes to them once.
+			f.attach()
 			f.c.startSlots(f.e)
 		}
 		f.c.mu.Unlock()
@@ -111,14 +116,13 @@ func (f *followInformer) resolve(ctx context.Context) {
 			log.Error(err, "crcache: the kind is served, but the cache cannot build its informer")
 			return
 		}
-		f.attach()
 		log.Info("crcache: the kind is served: the cache lists and watches it", "resource", mapping.Resource.String())
 		return
 	}
 }
 
 // attach hands the entry's new informer the handlers and indexers given
-// while the kind was not served.
+// while the kind was not served. The caller holds c.mu.
 func (f *followInformer) attach() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -83,7 +83,9 @@ func unstructuredPod(name string) *unstructured.Unstructured {
 // and starts it.
 func startWithFakes(t *testing.T, opts cache.Options, options ...informers.SharedInformerOption) (c *Cache, add func()) {
 	t.Helper()
-	opts.Mapper, opts.Scheme = mapper(), nil
+	if opts.Mapper == nil {
+		opts.Mapper = mapper()
+	}
 	c, err := newCache(&rest.Config{Host: "https://example.invalid"}, opts, options)
 	if err != nil {
 		t.Fatalf("newCache: %v", err)
