@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/kubeinformers/informers/internal/bridge"
+	"github.com/kubeinformers/informers/internal/served"
 )
 
 // This file is what WithAPIDiscovery adds to the cache: kinds that come
@@ -73,26 +74,28 @@ func newFollowInformer(c *Cache, e *entry, obj runtime.Object) *followInformer {
 func (f *followInformer) close() { close(f.closed) }
 
 // resolve waits until the mapper knows the entry's kind, then builds and
-// starts its informers and attaches what was given meanwhile. It asks
-// every 500 ms at first, growing to every 5 s, as the factory's discovery
-// does; it logs one line when it starts waiting and one when it is done.
+// starts its informers and attaches what was given meanwhile. It waits
+// through the cache's served.Checker, whose one paced poller per group
+// version the factory's discovery uses too; it asks the mapper after each
+// answer that serves the kind. It logs one line when it starts waiting and
+// one when it is done.
 func (f *followInformer) resolve(ctx context.Context) {
 	gvk := f.e.key.gvk
 	log := klog.FromContext(ctx).WithValues("kind", gvk.String())
 	log.Info("crcache: no resource serves the kind: the cache waits for it, with none of its objects (WithAPIDiscovery)")
-	delay := 500 * time.Millisecond
-	for {
-		t := time.NewTimer(delay)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
 		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
 		case <-f.closed:
-			t.Stop()
-			return
-		case <-t.C:
+			cancel()
+		case <-ctx.Done():
 		}
-		delay = min(2*delay, 5*time.Second)
+	}()
+	for {
+		if f.c.servedChecker().WaitKind(ctx, gvk) != nil {
+			return
+		}
 		mapping, err := f.c.config.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
 			continue
@@ -119,6 +122,12 @@ func (f *followInformer) resolve(ctx context.Context) {
 		log.Info("crcache: the kind is served: the cache lists and watches it", "resource", mapping.Resource.String())
 		return
 	}
+}
+
+// servedChecker is the cache's served.Checker, built at the first wait.
+func (c *Cache) servedChecker() *served.Checker {
+	c.servedOnce.Do(func() { c.served = served.New(c.clientset.Discovery()) })
+	return c.served
 }
 
 // attach hands the entry's new informer the handlers and indexers given
