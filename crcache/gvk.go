@@ -18,6 +18,7 @@ package crcache
 
 import (
 	"context"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -87,10 +88,41 @@ func (r kindedResource) Watch(ctx context.Context, opts metav1.ListOptions) (wat
 	if err != nil {
 		return nil, err
 	}
-	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+	k := &kindedWatch{Interface: w, gvk: r.gvk, result: make(chan watch.Event), stop: make(chan struct{})}
+	go k.loop()
+	return k, nil
+}
+
+// kindedWatch sets gvk on the metadata-only objects of w's events. Unlike
+// watch.Filter's, its loop ends on Stop even while an event waits for a
+// reader that has gone.
+type kindedWatch struct {
+	watch.Interface
+	gvk      schema.GroupVersionKind
+	result   chan watch.Event
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// ResultChan implements [watch.Interface].
+func (k *kindedWatch) ResultChan() <-chan watch.Event { return k.result }
+
+// Stop implements [watch.Interface].
+func (k *kindedWatch) Stop() {
+	k.stopOnce.Do(func() { close(k.stop) })
+	k.Interface.Stop()
+}
+
+func (k *kindedWatch) loop() {
+	defer close(k.result)
+	for e := range k.Interface.ResultChan() {
 		if m, ok := e.Object.(*metav1.PartialObjectMetadata); ok {
-			m.SetGroupVersionKind(r.gvk)
+			m.SetGroupVersionKind(k.gvk)
 		}
-		return e, true
-	}), nil
+		select {
+		case k.result <- e:
+		case <-k.stop:
+			return
+		}
+	}
 }
