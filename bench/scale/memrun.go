@@ -90,7 +90,7 @@ func runBudget(ctx context.Context, cfg *rest.Config) (*running, error) {
 			// in the stop's error.
 			var stop *internalbudget.Stopped
 			if !errors.As(s.Stopped, &stop) {
-				return nil, fmt.Errorf("stopped with %v, not a budget's stop", s.Stopped)
+				return nil, fmt.Errorf("stopped with %w, not a budget's stop", s.Stopped)
 			}
 			return &running{count: func() int { return 0 }, budget: budget, stopped: why, stoppedAt: int64(stop.Objects), keep: c}, nil
 		}
