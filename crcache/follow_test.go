@@ -56,21 +56,8 @@ func (m *laterMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*met
 // the kind's object once: none is lost, none doubled.
 func TestFollowAttachesEveryHandlerOnce(t *testing.T) {
 	m := &laterMapper{RESTMapper: mapper()}
-	c, _ := startWithFakes(t, cache.Options{Mapper: m}, informers.WithAPIDiscovery())
 	// The factories' discovery says Pods are served.
-	clientset := fakeclientset.NewClientset()
-	clientset.Resources = []*metav1.APIResourceList{{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"list", "watch"}}}}}
-	c.mu.Lock()
-	c.clientset = clientset
-	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), wait.ForeverTestTimeout)
-	defer cancel()
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(podGVK)
-	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-	if err != nil {
-		t.Fatalf("GetInformer: %v", err)
-	}
+	_, inf, ctx := waitingPods(t, m, servingPods(fakeclientset.NewClientset()))
 
 	var mu sync.Mutex
 	adds := map[int]int{} // handler -> adds of object "a"
@@ -148,20 +135,7 @@ func TestFollowAttachesEveryHandlerOnce(t *testing.T) {
 // waits.
 func TestFollowNoWindowBeforeAttach(t *testing.T) {
 	m := &laterMapper{RESTMapper: mapper()}
-	c, _ := startWithFakes(t, cache.Options{Mapper: m}, informers.WithAPIDiscovery())
-	clientset := fakeclientset.NewClientset()
-	clientset.Resources = []*metav1.APIResourceList{{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"list", "watch"}}}}}
-	c.mu.Lock()
-	c.clientset = clientset
-	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), wait.ForeverTestTimeout)
-	defer cancel()
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(podGVK)
-	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-	if err != nil {
-		t.Fatalf("GetInformer: %v", err)
-	}
+	c, inf, ctx := waitingPods(t, m, servingPods(fakeclientset.NewClientset()))
 	f, ok := inf.(*followInformer)
 	if !ok {
 		t.Fatalf("GetInformer of a kind not served returned a %T, not the follow informer", inf)
@@ -210,27 +184,15 @@ func (m *countingMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*
 // its own.
 func TestFollowWaitsThroughDiscovery(t *testing.T) {
 	m := &countingMapper{laterMapper: laterMapper{RESTMapper: mapper()}}
-	c, _ := startWithFakes(t, cache.Options{Mapper: m}, informers.WithAPIDiscovery())
 	// Its discovery serves Pods once the mapper does, not before.
-	clientset := fakeclientset.NewClientset()
-	clientset.Resources = []*metav1.APIResourceList{{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"list", "watch"}}}}}
+	clientset := servingPods(fakeclientset.NewClientset())
 	clientset.PrependReactor("get", "resource", func(clienttesting.Action) (bool, runtime.Object, error) {
 		if !m.served.Load() {
 			return true, nil, apierrors.NewNotFound(schema.GroupResource{}, "v1")
 		}
 		return false, nil, nil
 	})
-	c.mu.Lock()
-	c.clientset = clientset
-	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), wait.ForeverTestTimeout)
-	defer cancel()
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(podGVK)
-	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-	if err != nil {
-		t.Fatalf("GetInformer: %v", err)
-	}
+	_, inf, ctx := waitingPods(t, m, clientset)
 	before := m.asked.Load()
 	time.Sleep(1500 * time.Millisecond)
 	if n := m.asked.Load() - before; n != 0 {
@@ -244,4 +206,30 @@ func TestFollowWaitsThroughDiscovery(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the kind was never built once discovery served it")
 	}
+}
+
+// servingPods makes clientset's discovery serve Pods.
+func servingPods(clientset *fakeclientset.Clientset) *fakeclientset.Clientset {
+	clientset.Resources = []*metav1.APIResourceList{{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"list", "watch"}}}}}
+	return clientset
+}
+
+// waitingPods starts a cache under WithAPIDiscovery whose mapper is m and
+// whose discovery is clientset's, and gets its metadata informer of Pods,
+// which waits while m does not serve them.
+func waitingPods(t *testing.T, m meta.RESTMapper, clientset *fakeclientset.Clientset) (*Cache, cache.Informer, context.Context) {
+	t.Helper()
+	c, _ := startWithFakes(t, cache.Options{Mapper: m}, informers.WithAPIDiscovery())
+	c.mu.Lock()
+	c.clientset = clientset
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), wait.ForeverTestTimeout)
+	t.Cleanup(cancel)
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(podGVK)
+	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+	if err != nil {
+		t.Fatalf("GetInformer: %v", err)
+	}
+	return c, inf, ctx
 }
