@@ -496,11 +496,7 @@ func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cach
 	if err != nil {
 		return nil, err
 	}
-	e, _, err := c.getEntry(ctx, gvk, obj, false, blocks(opts))
-	if err != nil {
-		return nil, err
-	}
-	return e.informer, nil
+	return c.informerOfKind(ctx, gvk, obj, opts)
 }
 
 // GetInformerForKind is GetInformer for the structured objects of gvk, a
@@ -510,6 +506,12 @@ func (c *Cache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionK
 	if err != nil {
 		return nil, err
 	}
+	return c.informerOfKind(ctx, gvk, obj, opts)
+}
+
+// informerOfKind is the informer of gvk in obj's form, as GetInformer
+// returns it.
+func (c *Cache) informerOfKind(ctx context.Context, gvk schema.GroupVersionKind, obj runtime.Object, opts []cache.InformerGetOption) (cache.Informer, error) {
 	e, _, err := c.getEntry(ctx, gvk, obj, false, blocks(opts))
 	if err != nil {
 		return nil, err
