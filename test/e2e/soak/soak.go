@@ -376,7 +376,7 @@ func (s *soak) changeMembership(_ context.Context, n int) error {
 		return err
 	}
 	s.mu.Lock()
-	s.replicas = append(s.replicas[1:], r)
+	s.replicas = replaceOldest(s.replicas, r)
 	s.counts.memberships++
 	s.mu.Unlock()
 	how := "left"
@@ -385,6 +385,14 @@ func (s *soak) changeMembership(_ context.Context, n int) error {
 	}
 	s.log.logf("%s %s, %s joined", old.id, how, r.id)
 	return nil
+}
+
+// replaceOldest drops the first of replicas and appends r. The departed
+// replica leaves the slice's array too: resliced with replicas[1:], it
+// would stay reachable there, with its stopped informer's cache, until an
+// append reallocated, and add to the heap the soak measures.
+func replaceOldest(replicas []*replica, r *replica) []*replica {
+	return append(slices.Delete(replicas, 0, 1), r)
 }
 
 // readdInformer removes the whole-cache factory's configmap informer and
