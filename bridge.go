@@ -37,6 +37,7 @@ func (f *sharedInformerFactory) BridgeSettings() bridge.Settings {
 		Transform:    f.transform,
 		APIDiscovery: f.apiDiscovery,
 		InformerName: f.informerName,
+		MemoryPool:   f.memoryPool,
 		Resources:    make(map[schema.GroupVersionResource]bridge.ResourceSettings, len(f.resourceOptions)),
 	}
 	switch {

@@ -103,6 +103,7 @@ limitations under the License.
 //	dynamic_builtins.go  WithDynamicBuiltIns: ForResource serves built-in resources as dynamic informers too
 //	bind.go              the factory's side of binding a user's own typed resources (ResolveBound is in create.go)
 //	testkit.go           the factory's side of the test kit: over a fake client, each informer is followed by internal/settle
+//	memory_budget.go     WithMemoryBudget and its setters: informers stopped before they pass a memory budget (internal/budget)
 //	bridge.go            what the controller-runtime bridge (crcache) asks of a factory beyond its public API (internal/bridge)
 //
 // Beside it:
@@ -120,7 +121,10 @@ limitations under the License.
 //	internal/shard           the shard sources (fixed, or moved by a membership) and each informer's shard
 //	internal/lean            the lean-memory engine: dropping, interning, sharing
 //	internal/projection      the projection of ResourceOptions.KeepFields: by Go field, on protobuf bytes, on unstructured maps
+//	internal/memsize         the heap bytes an object retains, and each informer's meter of them
+//	internal/budget          the memory budget: pools shared by factories, each informer's account, the stop and the retry
 //	internal/meter           what an informer and a sharded factory report into under a metrics provider
+//	internal/memsize         the bytes estimate: deep heap size of an object, the Meter of each informer, shared allocations as shares
 //	internal/accessor        the per-kind logic the generated accessors bind to
 //	internal/binding         a bound typed resource, as the factory and gensupport both see it
 //	internal/gvrfactory      client-go's dynamic and metadata factory contract, over the Root a drop-in hands it

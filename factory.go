@@ -89,6 +89,17 @@ type Factory interface {
 	// resources of one type, such as two custom resources.
 	SyncStatus() map[InformerID]bool
 
+	// MemoryStatus reports, per started informer, its objects and the
+	// estimate of the heap its cache retains (the metric
+	// kubeinformers_informer_bytes); see [MemoryStatus].
+	MemoryStatus() map[InformerID]MemoryStatus
+	// SetMemoryBudget sets the factory's memory budget ([WithMemoryBudget]),
+	// shared by every factory built with the same option; 0 removes it.
+	// SetResourceMemoryBudget sets resource's ([ResourceOptions.MemoryBudget]).
+	// An informer stopped over a budget tries again.
+	SetMemoryBudget(bytes int64) error
+	SetResourceMemoryBudget(resource schema.GroupVersionResource, bytes int64) error
+
 	// Notices returns conditions an operator should know of that do not
 	// make the informers unready, such as a server that ignored the shard
 	// selector of [WithShardSelector] or [WithShard] (the informers then

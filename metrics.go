@@ -30,7 +30,9 @@ import (
 // name and shard metrics (Factory), and reports into the metrics.
 //
 // Without a provider nothing here runs: no handler is added, no handler or
-// transform is wrapped, nothing is allocated. The provider in force when an
+// transform is wrapped for metrics, nothing is allocated. (Every informer's
+// transform ends with the memory estimate's sampling, internal/memsize,
+// which MemoryStatus reads with or without a provider.) The provider in force when an
 // informer starts is the one it reports into, for its whole life; a factory
 // made before SetMetricsProvider reports as well as one made after.
 
@@ -155,6 +157,22 @@ type APIDiscoveryMetricsProvider interface {
 	NewWaitingForResourceMetric(id MetricsID) SettableGaugeMetric
 }
 
+// MemoryMetricsProvider is what a [MetricsProvider] also implements to
+// report the estimate of the heap each informer's cache retains
+// ([Factory.MemoryStatus]); the Prometheus binding (the metrics module)
+// does.
+type MemoryMetricsProvider interface {
+	// NewBytesMetric is the estimate of the heap bytes the cache retains.
+	NewBytesMetric(id MetricsID) SettableGaugeMetric
+}
+
+// BudgetMetricsProvider is what a [MetricsProvider] also implements to
+// report the informers stopped over a memory budget ([WithMemoryBudget]);
+// the Prometheus binding does.
+type BudgetMetricsProvider interface {
+	NewOverBudgetMetric(id MetricsID) SettableGaugeMetric
+}
+
 // metricsProvider is the process-wide provider; none means off.
 var metricsProvider meter.Provider[MetricsProvider]
 
@@ -200,7 +218,14 @@ func (f *sharedInformerFactory) startMetrics(e *entry) func() {
 	if ap, ok := p.(APIDiscoveryMetricsProvider); ok {
 		m.Waiting = ap.NewWaitingForResourceMetric(id)
 	}
+	if mp, ok := p.(MemoryMetricsProvider); ok {
+		m.Bytes = mp.NewBytesMetric(id)
+	}
+	if bp, ok := p.(BudgetMetricsProvider); ok {
+		m.OverBudget = bp.NewOverBudgetMetric(id)
+	}
 	e.hooks.Metrics.Report(m)
+	e.hooks.Metrics.OverBudget(e.hooks.Stopped() != nil)
 	if e.refused != nil {
 		return nil // never runs: synced stays 0
 	}

@@ -63,6 +63,8 @@ func (f *sharedInformerFactory) SetNamespaces(namespaces ...string) error {
 	for _, e := range targets {
 		if err := e.namespaces.SetNamespaces(namespaces); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", e.id, err))
+		} else {
+			e.hooks.Budget.Retry() // narrowed: one stopped over its budget tries again
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/budget"
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/multinamespace"
 	"github.com/kubeinformers/informers/internal/optcheck"
@@ -96,6 +97,10 @@ type factoryOptions struct {
 	// discovery is what its informers ask once the options have run.
 	apiDiscovery bool
 	discovery    *served.Checker
+	// memoryPool is the budget of WithMemoryBudget (memory_budget.go);
+	// memoryBudgets are SetResourceMemoryBudget's, under the lock.
+	memoryPool    *budget.Pool
+	memoryBudgets map[schema.GroupVersionResource]int64
 
 	// optionErrs collects what the options found wrong (internal/optcheck:
 	// fail closed). New returns them; the client-go compatible

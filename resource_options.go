@@ -96,6 +96,10 @@ type ResourceOptions struct {
 	// Go type lacks is an error. Metadata informers refuse it. See the
 	// repository's docs/lean-memory.md.
 	KeepFields []string
+	// MemoryBudget, if positive, caps the estimate of the resource's
+	// informer in bytes, as [WithMemoryBudget] caps the factory's (both
+	// apply); negative is an error. See [Factory.SetResourceMemoryBudget].
+	MemoryBudget int64
 }
 
 // WithResourceOptions sets the options of one resource; see
@@ -138,6 +142,6 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 		Namespaces: o.Namespaces, LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
 		ShardSelector: o.ShardSelector, Protobuf: o.Protobuf, ResyncPeriod: o.ResyncPeriod, Indexers: o.Indexers,
 		KeepFields: projection.CheckResource(typeResources, resource, o.KeepFields),
-		ListMode:   checkListMode(o.ListMode),
+		ListMode:   checkListMode(o.ListMode), MemoryBudget: o.MemoryBudget,
 	}.Check()
 }

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/budget"
 	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/projection"
@@ -168,6 +169,11 @@ func (f *sharedInformerFactory) resolveSpec(req recipe) *informer.Spec {
 	if f.discovery != nil {
 		lw.Discovery = f.discovery
 	}
+	s.MemoryPool, s.MemoryBudget = f.memoryPool, ro.MemoryBudget
+	if b, ok := f.memoryBudgets[resource]; ok {
+		s.MemoryBudget = b
+	}
+	s.Narrow = budget.Narrowing(req.namespaced, len(s.Namespaces) == 1 && s.Namespaces[0] == "", ro.LabelSelector != "" || ro.FieldSelector != "", keep != nil, req.id.Form == FormMetadata)
 	s.Finish(followsMembership) // internal/informer/spec.go
 	return s
 }

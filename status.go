@@ -40,6 +40,29 @@ func (f *sharedInformerFactory) SyncStatus() map[InformerID]bool {
 	return out
 }
 
+// MemoryStatus is what one informer's cache holds, for
+// [Factory.MemoryStatus].
+type MemoryStatus struct {
+	Objects int // objects in the cache
+	// Bytes estimates the heap the cache retains: Objects times the bytes
+	// per object, sampled as objects enter the cache after every
+	// transform, store overhead included (metric kubeinformers_informer_bytes).
+	Bytes   int64
+	Budget  int64 // the informer's memory budget; 0 means none
+	Stopped error // why the informer was stopped, if it was
+}
+
+// MemoryStatus reports each started informer's objects and estimated heap.
+func (f *sharedInformerFactory) MemoryStatus() map[InformerID]MemoryStatus {
+	started := f.started()
+	out := make(map[InformerID]MemoryStatus, len(started))
+	for _, e := range started {
+		n, b := informer.Memory(e.informer, e.hooks, e.base != nil) // internal/informer/memory.go
+		out[e.id] = MemoryStatus{Objects: n, Bytes: b, Budget: e.hooks.Budget.Limit(), Stopped: e.hooks.Stopped()}
+	}
+	return out
+}
+
 // Ready returns nil when every informer Start has run has synced and its
 // last list or watch succeeded. Otherwise it returns one error that names
 // each informer that is not ready with the last error it got, such as
@@ -71,6 +94,9 @@ func (f *sharedInformerFactory) Notices() []string {
 		}
 	}
 	out = append(out, f.unservedOptions()...)
+	if note := f.memoryPool.Notice(); note != "" {
+		out = append(out, note) // WithMemoryBudgetFraction without a limit
+	}
 	slices.Sort(out)
 	return out
 }

@@ -86,6 +86,9 @@ type Cache struct {
 	// the informers of Options.NewInformer, the waits of kinds not served
 	// yet (follow.go), and the shutdowns of removed informers' factories.
 	running sync.WaitGroup
+	// budgets are SetResourceMemoryBudget's, under mu, for the factories
+	// built later (budget.go).
+	budgets map[schema.GroupVersionResource]int64
 }
 
 var (
@@ -208,7 +211,7 @@ func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
 	c.mu.RLock()
 	synced := make([]func() bool, 0, len(c.entries))
 	for _, e := range c.entries {
-		synced = append(synced, e.informer.HasSynced)
+		synced = append(synced, c.syncedOrStopped(e))
 	}
 	c.mu.RUnlock()
 	return waitForSync(ctx, synced...)

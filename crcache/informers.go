@@ -117,8 +117,13 @@ func (c *Cache) getEntry(ctx context.Context, gvk schema.GroupVersionKind, obj r
 	}
 	// An informer built for this call has not synced when the call was
 	// given up already, however quickly it syncs now.
-	if block && started && ((fresh && ctx.Err() != nil) || !waitForSync(ctx, e.informer.HasSynced)) {
+	if block && started && ((fresh && ctx.Err() != nil) || !waitForSync(ctx, c.syncedOrStopped(e))) {
 		return nil, started, apierrors.NewTimeoutError(fmt.Sprintf("failed waiting for %T Informer to sync", obj), 0)
+	}
+	if block && started {
+		if err := c.overBudget(e); err != nil {
+			return nil, started, err // a read of a stopped informer: budget.go
+		}
 	}
 	return e, started, nil
 }
@@ -292,6 +297,12 @@ func (c *Cache) factoryInformer(key entryKey, resource schema.GroupVersionResour
 		return nil, nil, fmt.Errorf("the factory %T cannot take a metrics label", factory)
 	}
 	b.BorrowName(label)
+	if bytes, ok := c.budgets[resource]; ok {
+		if err := factory.SetResourceMemoryBudget(resource, bytes); err != nil {
+			factory.Shutdown() // never started: nothing of it stays
+			return nil, nil, err
+		}
+	}
 	informer, err := c.informerOf(factory, key, resource, namespaced)
 	if err != nil {
 		factory.Shutdown() // never started: nothing of it stays

@@ -88,6 +88,29 @@ func (c *Cache) SyncStatus() map[informers.InformerID]bool {
 	return out
 }
 
+// MemoryStatus reports, per informer of the cache, its objects and the
+// estimate of the heap its cache retains ([informers.Factory.MemoryStatus]);
+// an informer of several namespace settings sums theirs.
+func (c *Cache) MemoryStatus() map[informers.InformerID]informers.MemoryStatus {
+	c.mu.RLock()
+	factories := c.liveFactories()
+	c.mu.RUnlock()
+	out := map[informers.InformerID]informers.MemoryStatus{}
+	for _, f := range factories {
+		for id, m := range f.MemoryStatus() {
+			prev := out[id]
+			m.Objects += prev.Objects
+			m.Bytes += prev.Bytes
+			m.Budget += prev.Budget
+			if m.Stopped == nil {
+				m.Stopped = prev.Stopped
+			}
+			out[id] = m
+		}
+	}
+	return out
+}
+
 // Notices returns conditions an operator should know of that do not make
 // the cache unready ([informers.Factory.Notices]), and the kinds that wait
 // to be served (WithAPIDiscovery), sorted.

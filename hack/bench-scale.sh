@@ -20,16 +20,25 @@
 #   hack/bench-scale.sh -n 30000 -variants cr,crcache,crcache-keep -modes stream -write=false
 #                                            # controller-runtime's cache against crcache; these three
 #                                            # also time cached Gets and namespace-and-label Lists
+#   hack/bench-scale.sh -mem -n 90000        # memory (issue 50): cr, crcache, crcache-keep and crcache
+#                                            # under a 256 MiB budget, streamed, one run each: peak RSS,
+#                                            # peak live heap, live heap after sync, the bytes estimate
+#                                            # against it, where the budget stopped; checks the goals and
+#                                            # prints bench-scale-mem N=...; writes nothing
+#   hack/bench-scale.sh -n 30000 -variants ours,ours-lean,crcache,crcache-keep -modes stream,list,paged -repeats 1 -write=false
+#                                            # the start-up peak per list mode (bench-scale-startup N=...)
 #   hack/bench-scale.sh -smoke               # CI: N=300, every variant once as a stream, ours as a LIST
 #                                            # and the lean ones as a paged LIST, then 2 shards; checks
 #                                            # that each synced N Pods, the lean caches are smaller, the
 #                                            # lean peaks are below the full one's (stream and LIST), the
 #                                            # cached reads of cr, crcache and crcache-keep return what
-#                                            # they ask for, and the 2 shards are disjoint and cover the
-#                                            # N Pods
+#                                            # they ask for, the 2 shards are disjoint and cover the
+#                                            # N Pods, and a 1 MiB budget stops crcache's whole Pods with
+#                                            # Ready() saying why
 #
 # Every run reports the heap after sync, the peak heap during sync, the peak
-# RSS, and CPU and wall time to sync. Flags are those of bench/scale (run
+# live heap during sync against the live heap after sync (the start-up
+# peak), the peak RSS, and CPU and wall time to sync. Flags are those of bench/scale (run
 # with -h). The run ends with two machine-readable summaries per N, the
 # largest N last: bench-scale N=... and bench-scale-peak N=..., and a third,
 # bench-scale-decode N=..., where the run measured upstream, upstream-json,

@@ -120,7 +120,7 @@ func TestDashboard(t *testing.T) {
 	for _, want := range []string{
 		"kubeinformers_informer_objects", "kubeinformers_informer_synced", "kubeinformers_informer_sync_duration_seconds",
 		"kubeinformers_informer_list_total", "kubeinformers_informer_watch_total", "kubeinformers_informer_handler_lag_seconds",
-		"kubeinformers_shard_owned_ratio", "kubeinformers_shard_members",
+		"kubeinformers_shard_owned_ratio", "kubeinformers_shard_members", "kubeinformers_informer_bytes",
 	} {
 		if !used[want] {
 			t.Errorf("dashboard.json shows nothing of %s", want)

@@ -41,6 +41,7 @@ limitations under the License.
 //	kubeinformers_informer_rv_wait_seconds         histogram: WaitForResourceVersion and Writes.Wait calls that reached the informer
 //	kubeinformers_informer_rv_wait_errors_total    counter: those waits that ended in an error at the informer
 //	kubeinformers_informer_waiting_for_resource    gauge: 1 while it waits for a resource the server does not serve (WithAPIDiscovery)
+//	kubeinformers_informer_bytes                   gauge: estimate of the heap its cache retains (Factory.MemoryStatus)
 //
 // A sharded factory (informers.WithShardMembership, WithShard or
 // WithShardSelector) also reports, with the label factory only:
@@ -105,9 +106,17 @@ var (
 		Name: "kubeinformers_informer_rv_wait_errors_total",
 		Help: "Total number of read-your-writes waits that ended in an error at the informer: context done, a version that cannot be ordered, the informer stopped.",
 	}, informerLabels)
+	overBudget = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kubeinformers_informer_over_budget",
+		Help: "1 while the informer is stopped over its memory budget (informers.WithMemoryBudget, ResourceOptions.MemoryBudget), else 0.",
+	}, informerLabels)
 	waitingForResource = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "kubeinformers_informer_waiting_for_resource",
 		Help: "Whether the informer waits for its resource, which the server does not serve (WithAPIDiscovery): 1 while it waits, else 0.",
+	}, informerLabels)
+	cacheBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kubeinformers_informer_bytes",
+		Help: "Estimate of the heap bytes the informer's cache retains: its objects times the estimated bytes per object (sampled as they enter the cache, store overhead included).",
 	}, informerLabels)
 
 	shardOwned = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -129,7 +138,7 @@ var (
 	}, shardLabels)
 
 	collectors = []prometheus.Collector{
-		objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource,
+		objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource, overBudget, cacheBytes,
 		shardOwned, shardMembers, shardHandovers, shardHandoverDuration,
 	}
 )
@@ -168,6 +177,7 @@ var (
 	_ informers.MetricsProvider                = provider{}
 	_ informers.ResourceVersionMetricsProvider = provider{}
 	_ informers.APIDiscoveryMetricsProvider    = provider{}
+	_ informers.MemoryMetricsProvider          = provider{}
 )
 
 func informerValues(id informers.MetricsID, extra ...string) []string {
@@ -223,11 +233,19 @@ func (provider) NewWaitingForResourceMetric(id informers.MetricsID) informers.Se
 	return waitingForResource.WithLabelValues(informerValues(id)...)
 }
 
+func (provider) NewBytesMetric(id informers.MetricsID) informers.SettableGaugeMetric {
+	return cacheBytes.WithLabelValues(informerValues(id)...)
+}
+
+func (provider) NewOverBudgetMetric(id informers.MetricsID) informers.SettableGaugeMetric {
+	return overBudget.WithLabelValues(informerValues(id)...)
+}
+
 func (provider) DeleteInformerMetrics(id informers.MetricsID) {
 	labels := informerLabelSet(id)
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource} {
+	}{objects, synced, syncDuration, events, lists, watches, handlerLag, rvWait, rvWaitErrors, waitingForResource, overBudget, cacheBytes} {
 		v.DeletePartialMatch(labels)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -77,6 +78,24 @@ type result struct {
 	// GC before the informer started.
 	PeakHeap   uint64 `json:"peakHeap"`
 	HeapBefore uint64 `json:"heapBefore"`
+	// PeakLive is the largest live heap (runtime/metrics
+	// /gc/heap/live:bytes) of any garbage collection during sync, and
+	// LiveBefore and LiveAfter the live heap after GC before the informer
+	// started and once it synced, all of the whole process: the start-up
+	// peak is PeakLive against LiveAfter, and what the cache retains is
+	// LiveAfter minus LiveBefore.
+	PeakLive   uint64 `json:"peakLive"`
+	LiveBefore uint64 `json:"liveBefore"`
+	LiveAfter  uint64 `json:"liveAfter"`
+	// Estimate is the sum of the informers' byte estimates
+	// (MemoryStatus) once synced, where the variant has them; -1 where not.
+	Estimate int64 `json:"estimate"`
+	// Budget is the memory budget the variant ran with, 0 for none;
+	// StoppedAt the objects its informer had seen when the budget stopped
+	// it (0: not stopped), and Stopped what Ready() said then.
+	Budget    int64  `json:"budget,omitempty"`
+	StoppedAt int64  `json:"stoppedAt,omitempty"`
+	Stopped   string `json:"stopped,omitempty"`
 	// PeakRSS is the process's VmHWM once synced.
 	PeakRSS uint64 `json:"peakRSS"`
 	// APIServerCPUSec is the kube-apiserver process's CPU time (user and
@@ -130,13 +149,16 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// heapAfterGC returns HeapInuse and HeapAlloc once garbage is gone.
-func heapAfterGC() (inuse, alloc uint64) {
+// heapAfterGC returns HeapInuse, HeapAlloc and the live heap
+// (/gc/heap/live:bytes) once garbage is gone.
+func heapAfterGC() (inuse, alloc, live uint64) {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse, ms.HeapAlloc
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return ms.HeapInuse, ms.HeapAlloc, s[0].Value.Uint64()
 }
 
 // runChild measures one variant once and prints its result; a failure is
@@ -190,7 +212,7 @@ func measure(res *result) error {
 		// the CPU profile; a large N allocates enough for the default.
 		runtime.MemProfileRate = 4096
 	}
-	inuse0, alloc0 := heapAfterGC()
+	inuse0, alloc0, live0 := heapAfterGC()
 	if profile != "" {
 		f, err := os.Create(profile + ".cpu.pprof")
 		if err != nil {
@@ -201,11 +223,11 @@ func measure(res *result) error {
 			return err
 		}
 	}
-	res.HeapBefore = inuse0
+	res.HeapBefore, res.LiveBefore, res.Estimate = inuse0, live0, -1
 	peak := startPeakSampler()
 	cpu0, start := cpuTime(), time.Now()
 	r, err := run(ctx, cfg)
-	res.PeakHeap = peak.Stop()
+	res.PeakHeap, res.PeakLive = peak.Stop()
 	if err != nil {
 		if profile != "" {
 			pprof.StopCPUProfile()
@@ -222,10 +244,14 @@ func measure(res *result) error {
 	if profile != "" {
 		pprof.StopCPUProfile()
 	}
-	inuse1, alloc1 := heapAfterGC()
+	inuse1, alloc1, live1 := heapAfterGC()
 	res.HeapBytes = sub(inuse1, inuse0)
 	res.HeapAlloc = sub(alloc1, alloc0)
 	res.HeapProcess = inuse1
+	res.LiveAfter = live1
+	if r.estimate != nil {
+		res.Estimate = r.estimate()
+	}
 	if profile != "" {
 		if err := writeHeapProfile(profile + ".heap.pprof"); err != nil {
 			return err
@@ -233,6 +259,13 @@ func measure(res *result) error {
 	}
 	// Count last: listing may allocate, and must not count as cache.
 	res.Objects = r.count()
+	if r.stopped != "" {
+		// The budget stopped the informer (mem.go): it holds nothing, and
+		// what it saw is the figure.
+		res.Budget, res.StoppedAt, res.Stopped = r.budget, r.stoppedAt, r.stopped
+		runtime.KeepAlive(r)
+		return nil
+	}
 	if res.Shards == 0 && res.Objects != n {
 		return fmt.Errorf("%s: synced %d Pods, want %d", res.Variant, res.Objects, n)
 	}

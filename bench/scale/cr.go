@@ -51,11 +51,11 @@ var crVariants = []variant{
 		return runCache(ctx, cfg, ctrlcache.New, ctrlcache.Options{Scheme: scheme.Scheme, DefaultTransform: ctrlcache.TransformStripManagedFields()})
 	}},
 	{crcacheVariant, "crcache.NewCache(informers.WithLeanMemory()): controller-runtime's cache on this library's lean informers", func(ctx context.Context, cfg *rest.Config) (*running, error) {
-		return runCache(ctx, cfg, crcache.NewCache(informers.WithLeanMemory()), ctrlcache.Options{Scheme: scheme.Scheme})
+		return runCache(ctx, cfg, crcache.NewCache(append(childListMode(), informers.WithLeanMemory())...), ctrlcache.Options{Scheme: scheme.Scheme})
 	}},
 	{crcacheKeepVariant, "crcache.NewCache(informers.WithLeanMemory(), WithResourceOptions(pods, KeepFields: spec.nodeName, status.phase, status.conditions))", func(ctx context.Context, cfg *rest.Config) (*running, error) {
-		return runCache(ctx, cfg, crcache.NewCache(informers.WithLeanMemory(),
-			informers.WithResourceOptions(corev1.SchemeGroupVersion.WithResource("pods"), informers.ResourceOptions{KeepFields: keepFields})),
+		return runCache(ctx, cfg, crcache.NewCache(append(childListMode(), informers.WithLeanMemory(),
+			informers.WithResourceOptions(corev1.SchemeGroupVersion.WithResource("pods"), informers.ResourceOptions{KeepFields: keepFields}))...),
 			ctrlcache.Options{Scheme: scheme.Scheme})
 	}},
 }
@@ -92,7 +92,11 @@ func runCache(ctx context.Context, cfg *rest.Config, newCache ctrlcache.NewCache
 		}
 		return len(list.Items)
 	}
-	return &running{count: count, reader: c, keep: c}, nil
+	r := &running{count: count, reader: c, keep: c}
+	if m, ok := c.(memoryStatuser); ok {
+		r.estimate = estimateOf(m)
+	}
+	return r, nil
 }
 
 // The cached reads timed after the sync: Gets of one Pod, and Lists of

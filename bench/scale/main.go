@@ -59,6 +59,8 @@ type config struct {
 	deadline time.Duration
 	profile  string
 	smoke    bool
+	// mem is the memory comparison (mem.go): memVariants, streamed.
+	mem      bool
 	write    bool
 	rewrite  bool
 	report   string // "" or reportDecode: which section and files a run writes
@@ -103,6 +105,7 @@ func parseFlags(args []string) (*config, error) {
 	shards := fs.String("shards", "", "comma-separated shard counts, each 1..64: run the shard benchmark instead of the variants (every replica of WithShard(sharding.FieldUID, i, S) in its own process, and the unsharded reference) at one N (default 10000); it writes its own section of BENCHMARKS.md")
 	modes := fs.String("modes", "stream,list", "comma-separated list modes each variant runs in: "+strings.Join(allModes, ",")+" (modes.go)")
 	smoke := fs.Bool("smoke", false, "CI smoke run: N=300, one repeat, every variant as a stream and the main ones as a LIST, then 2 shards; checks counts, that the cached reads of the controller-runtime caches return what they ask for, that the lean cache and the lean peak are smaller and that the shards are disjoint and cover N; writes nothing")
+	mem := fs.Bool("mem", false, "the memory comparison (issue 50): "+strings.Join(memVariants, ",")+", streamed, one run each (-repeats) at -n (default 90000): peak RSS, peak live heap, live heap after sync, the bytes estimate against it, and where a 256 MiB budget stops whole Pods; checks the goals; writes nothing")
 	write := fs.Bool("write", true, "update BENCHMARKS.md and the plots (never with -smoke)")
 	rewrite := fs.Bool("rewrite", false, "measure nothing: render BENCHMARKS.md and the plots again from "+resultsRaw+" (after a change of the report's form)")
 	report := fs.String("report", "", "where -write puts the run: empty for the main section of BENCHMARKS.md and its plots; \"decode\" for the wire encodings' own section, plots (results/decode-*.svg) and raw results (results/decode.json)")
@@ -113,7 +116,7 @@ func parseFlags(args []string) (*config, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	cfg := &config{repeats: *repeats, deadline: *deadline, profile: *profile, smoke: *smoke, write: *write && !*smoke, rewrite: *rewrite, report: *report}
+	cfg := &config{repeats: *repeats, deadline: *deadline, profile: *profile, smoke: *smoke, mem: *mem, write: *write && !*smoke && !*mem, rewrite: *rewrite, report: *report}
 	if cfg.report != "" && cfg.report != reportDecode {
 		return nil, fmt.Errorf("-report: %q is neither empty nor %q", cfg.report, reportDecode)
 	}
@@ -121,6 +124,21 @@ func parseFlags(args []string) (*config, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if cfg.rewrite && (cfg.smoke || set["shards"] || set["write"]) {
 		return nil, errors.New("-rewrite only renders the last run again; do not combine it with -smoke, -shards or -write")
+	}
+	if cfg.mem {
+		for _, f := range []string{"smoke", "shards", "variants", "modes", "rewrite", "write"} {
+			if set[f] {
+				return nil, fmt.Errorf("-mem runs its own variants in the stream mode and writes nothing; do not combine it with -%s", f)
+			}
+		}
+		if !set["n"] {
+			*n = "90000"
+		}
+		if !set["repeats"] {
+			cfg.repeats = 1
+		}
+		*variants = strings.Join(memVariants, ",")
+		*modes = modeStream
 	}
 	if cfg.smoke {
 		if set["n"] || set["repeats"] {

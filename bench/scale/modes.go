@@ -79,8 +79,12 @@ func splitRun(name string) (v, mode string) {
 	return name, modeStream
 }
 
-// ourVariant reports whether v is this library's (it takes WithListMode).
+// ourVariant reports whether v is this library's factory.
 func ourVariant(v string) bool { return strings.HasPrefix(v, "ours") }
+
+// takesListMode reports whether v is built on this library's informers,
+// which take WithListMode: its factories and crcache.
+func takesListMode(v string) bool { return ourVariant(v) || strings.HasPrefix(v, crcacheVariant) }
 
 // modeApplies reports whether variant v runs in mode: the raw LIST floor
 // has no mode (it runs once, as a stream-mode run), and only this
@@ -90,7 +94,7 @@ func modeApplies(v, mode string) bool {
 	case v == rawPaged || v == rawRV0:
 		return mode == modeStream
 	case mode == modePaged:
-		return ourVariant(v)
+		return takesListMode(v)
 	}
 	return true
 }
@@ -132,14 +136,14 @@ func modeEnv(name string, pageSize int) []string {
 	if mode == modePaged && pageSize > 0 {
 		env = append(env, envPageSize+"="+strconv.Itoa(pageSize))
 	}
-	if mode == modeList && !ourVariant(v) {
+	if mode == modeList && !takesListMode(v) {
 		env = append(env, "KUBE_FEATURE_WatchListClient=false")
 	}
 	return env
 }
 
-// childListMode is the options this library's variants take in the
-// child's mode.
+// childListMode is the options this library's variants (factories and
+// crcache) take in the child's mode.
 func childListMode() []informers.SharedInformerOption {
 	switch os.Getenv(envMode) {
 	case modeList:
@@ -158,38 +162,43 @@ func childListMode() []informers.SharedInformerOption {
 	return []informers.SharedInformerOption{informers.WithListMode(informers.ListModeStream)}
 }
 
-// peakSampler samples the process's heap in use (HeapInuse, from
-// runtime/metrics, which does not stop the world) every millisecond and
-// keeps the largest value seen.
+// peakSampler samples, every millisecond, the process's heap in use
+// (HeapInuse, from runtime/metrics, which does not stop the world) and its
+// live heap (/gc/heap/live:bytes: what the last garbage collection found
+// reachable), and keeps the largest value of each. The live heap changes
+// only at the end of a collection, so its peak is the largest live heap
+// of any collection during the sync: garbage not yet collected does not
+// count, only what the process held.
 type peakSampler struct {
-	stop chan struct{}
-	done sync.WaitGroup
-	peak uint64
+	stop       chan struct{}
+	done       sync.WaitGroup
+	peak, live uint64
 }
 
 var heapSamples = []metrics.Sample{
 	{Name: "/memory/classes/heap/objects:bytes"},
 	{Name: "/memory/classes/heap/unused:bytes"},
+	{Name: "/gc/heap/live:bytes"},
 }
 
-func heapInuse(s []metrics.Sample) uint64 {
+// readHeap returns HeapInuse and the live heap.
+func readHeap(s []metrics.Sample) (inuse, live uint64) {
 	metrics.Read(s)
-	return s[0].Value.Uint64() + s[1].Value.Uint64()
+	return s[0].Value.Uint64() + s[1].Value.Uint64(), s[2].Value.Uint64()
 }
 
 func startPeakSampler() *peakSampler {
 	p := &peakSampler{stop: make(chan struct{})}
 	s := slices.Clone(heapSamples)
-	p.peak = heapInuse(s)
+	p.peak, p.live = readHeap(s)
 	p.done.Add(1)
 	go func() {
 		defer p.done.Done()
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
 		for {
-			if v := heapInuse(s); v > p.peak {
-				p.peak = v
-			}
+			inuse, live := readHeap(s)
+			p.peak, p.live = max(p.peak, inuse), max(p.live, live)
 			select {
 			case <-p.stop:
 				return
@@ -200,11 +209,12 @@ func startPeakSampler() *peakSampler {
 	return p
 }
 
-// Stop ends the sampling and returns the peak.
-func (p *peakSampler) Stop() uint64 {
+// Stop ends the sampling and returns the peaks of the heap in use and of
+// the live heap.
+func (p *peakSampler) Stop() (inuse, live uint64) {
 	close(p.stop)
 	p.done.Wait()
-	return p.peak
+	return p.peak, p.live
 }
 
 // vmHWM is the process's peak resident set size (VmHWM in
@@ -228,13 +238,14 @@ func vmHWM() uint64 {
 // smokeListed are the runs the smoke adds to every variant's stream: the
 // LIST of ours, and of the lean variants the LIST that is lean at the peak
 // (paged). Enough to check that the lean peak is below the full one when
-// listing too, without doubling the smoke's time.
+// listing too, without doubling the smoke's time. The smoke also runs
+// the budgeted crcache, with a budget that stops it (mem.go).
 var smokeListed = []string{runName("ours", modeList), runName("ours-lean", modePaged), runName("ours-metadata", modePaged)}
 
 // runs lists the runs of the configured variants and modes.
 func (c *config) runs() []string {
 	if c.smoke {
-		return append(runNames(c.variants, []string{modeStream}), smokeListed...)
+		return append(append(runNames(c.variants, []string{modeStream}), smokeListed...), budgetVariant)
 	}
 	return runNames(c.variants, c.modes)
 }

@@ -76,6 +76,13 @@ type summary struct {
 	// Get and List are the nanoseconds per cached read (cr.go), zero
 	// where the variant has no reads.
 	Get, List stat
+	// PeakLive is the whole process's largest live heap during sync,
+	// Retained its live heap after sync minus before the start (bytes);
+	// Startup is PeakLive against the live heap after sync, and
+	// StartupGrowth the same without the live heap before the start
+	// (startup.go).
+	PeakLive, Retained, Startup, StartupGrowth stat
+	LiveBefore, LiveAfter                      stat
 }
 
 func (s *summary) ok() bool { return s.Err == "" && len(s.Runs) > 0 }
@@ -179,7 +186,7 @@ func runParent(ctx context.Context, cfg *config) int {
 					return 1
 				}
 				before, _ := pidCPU(env.APIServerPID())
-				res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, "", modeEnv(v, cfg.pageSize())...)
+				res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, "", cfg.childEnv(v)...)
 				if after, err := pidCPU(env.APIServerPID()); err == nil && after >= before {
 					res.APIServerCPUSec = after - before
 				}
@@ -195,7 +202,8 @@ func runParent(ctx context.Context, cfg *config) int {
 				if res.GetNs > 0 {
 					reads = fmt.Sprintf(" get %.0f ns list %.1f µs (%.0f Pods)", res.GetNs, res.ListNs/1000, res.ListItems)
 				}
-				logf("N=%d %-24s run %d: sync %.2fs cpu %.2fs apiserver cpu %.2fs heap %.1f MiB (%.0f B/obj, live %.0f B/obj) peak heap %.1f MiB peak RSS %.1f MiB read %.1f MiB%s", n, v, r+1, res.SyncSec, res.CPUSec, res.APIServerCPUSec, float64(res.HeapBytes)/(1<<20), float64(res.HeapBytes)/float64(n), float64(res.HeapAlloc)/float64(n), mib(float64(res.PeakHeap)), mib(float64(res.PeakRSS)), float64(res.BytesRead)/(1<<20), reads)
+				logf("N=%d %-24s run %d: sync %.2fs cpu %.2fs apiserver cpu %.2fs heap %.1f MiB (%.0f B/obj, live %.0f B/obj) peak heap %.1f MiB peak RSS %.1f MiB read %.1f MiB%s; live heap before %.1f MiB, peak %.1f MiB, after sync %.1f MiB (peak/after %.2f, growth %.2f)%s", n, v, r+1, res.SyncSec, res.CPUSec, res.APIServerCPUSec, float64(res.HeapBytes)/(1<<20), float64(res.HeapBytes)/float64(n), float64(res.HeapAlloc)/float64(n), mib(float64(res.PeakHeap)), mib(float64(res.PeakRSS)), float64(res.BytesRead)/(1<<20), reads,
+					mib(float64(res.LiveBefore)), mib(float64(res.PeakLive)), mib(float64(res.LiveAfter)), startupRatio(res), startupGrowthRatio(res), memText(res))
 				s.Runs = append(s.Runs, res)
 			}
 		}
@@ -204,7 +212,7 @@ func runParent(ctx context.Context, cfg *config) int {
 			// figures: profiling costs time.
 			for _, v := range rep.Variants {
 				prefix := filepath.Join(cfg.profile, fmt.Sprintf("%s-n%d", v, n))
-				if res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, prefix, modeEnv(v, cfg.pageSize())...); res.Err != "" {
+				if res := runOne(ctx, self, env, caFile, v, n, cfg.deadline, prefix, cfg.childEnv(v)...); res.Err != "" {
 					logf("N=%d %s profile run FAILED: %s", n, v, res.Err)
 				} else {
 					logf("N=%d %s: profiles in %s.{cpu,heap}.pprof", n, v, prefix)
@@ -216,6 +224,12 @@ func runParent(ctx context.Context, cfg *config) int {
 		}
 		fmt.Println(tableText(rep, n))
 		if t := crTableText(rep, n); t != "" {
+			fmt.Println(t)
+		}
+		if t := startupTableText(rep, n); t != "" {
+			fmt.Println(t)
+		}
+		if t := memTableText(rep, n); t != "" {
 			fmt.Println(t)
 		}
 		if cfg.write && n != rep.Counts[len(rep.Counts)-1] {
@@ -259,7 +273,14 @@ func (s *summary) aggregate() {
 		return
 	}
 	var sync, cpu, heap, read, peak, rss, growth, apiCPU, get, list []float64
+	var peakLive, retained, startup, startupGrowth, liveBefore, liveAfter []float64
 	for _, r := range s.Runs {
+		liveBefore = append(liveBefore, float64(r.LiveBefore))
+		liveAfter = append(liveAfter, float64(r.LiveAfter))
+		peakLive = append(peakLive, float64(r.PeakLive))
+		retained = append(retained, float64(sub(r.LiveAfter, r.LiveBefore)))
+		startup = append(startup, startupRatio(r))
+		startupGrowth = append(startupGrowth, startupGrowthRatio(r))
 		get = append(get, r.GetNs)
 		list = append(list, r.ListNs)
 		apiCPU = append(apiCPU, r.APIServerCPUSec)
@@ -275,6 +296,9 @@ func (s *summary) aggregate() {
 	s.PeakHeap, s.PeakRSS, s.PeakGrowth = newStat(peak), newStat(rss), newStat(growth)
 	s.APIServerCPU = newStat(apiCPU)
 	s.Get, s.List = newStat(get), newStat(list)
+	s.PeakLive, s.Retained = newStat(peakLive), newStat(retained)
+	s.Startup, s.StartupGrowth = newStat(startup), newStat(startupGrowth)
+	s.LiveBefore, s.LiveAfter = newStat(liveBefore), newStat(liveAfter)
 }
 
 // harness is the running server and what a child process needs to reach it.
@@ -383,6 +407,9 @@ func checkAll(rep *runReport, cfg *config) bool {
 				failed = true
 			}
 		}
+		if cfg.mem && checkMem(rep, n, false) {
+			failed = true
+		}
 		if !cfg.smoke {
 			continue
 		}
@@ -390,6 +417,9 @@ func checkAll(rep *runReport, cfg *config) bool {
 			failed = true
 		}
 		if checkStripped(rep, n) {
+			failed = true
+		}
+		if checkMem(rep, n, true) {
 			failed = true
 		}
 		full := rep.Results[n]["ours"]
@@ -454,6 +484,12 @@ func summaryLines(rep *runReport) string {
 		}
 		if crMeasured(rep.Results[n]) {
 			b.WriteString(crLine(rep, n) + "\n")
+		}
+		if len(startupRuns(rep, n)) > 0 {
+			b.WriteString(startupLine(rep, n) + "\n")
+		}
+		if memMeasured(rep.Results[n]) {
+			b.WriteString(memLine(rep, n) + "\n")
 		}
 	}
 	return b.String()

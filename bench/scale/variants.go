@@ -46,7 +46,16 @@ type running struct {
 	// reader is the cache's reader where the variant is a
 	// controller-runtime cache: the child times cached reads through it.
 	reader crclient.Reader
-	keep   any
+	// estimate is the sum of the informers' byte estimates (MemoryStatus),
+	// nil where the variant has none.
+	estimate func() int64
+	// budget is the memory budget the variant runs with; stopped, if not
+	// empty, what Ready() said when the budget stopped its informer, after
+	// stoppedAt objects (mem.go).
+	budget    int64
+	stopped   string
+	stoppedAt int64
+	keep      any
 }
 
 type variant struct {
@@ -129,7 +138,7 @@ func allVariants() []string {
 }
 
 func variantByName(name string) (variant, bool) {
-	for _, v := range variants {
+	for _, v := range append(variants, budgetVariants...) {
 		if v.name == name {
 			return v, true
 		}
@@ -197,6 +206,9 @@ func runOurs(ctx context.Context, cfg *rest.Config, opts ...informers.SharedInfo
 		return nil, err
 	}
 	r.notices, r.keep = f.Notices, []any{f, inf}
+	if m, ok := f.(memoryStatuser); ok {
+		r.estimate = estimateOf(m)
+	}
 	return r, nil
 }
 

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/budget"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
@@ -48,6 +49,11 @@ type Factory interface {
 	// several factories share) to the caller: Shutdown does not release
 	// it. Call it before the factory builds an informer.
 	BorrowName(label string)
+	// OverBudget returns why the factory's informers of resource are
+	// stopped over a memory budget, or nil.
+	OverBudget(resource schema.GroupVersionResource) error
+	// SetResourceMemoryBudget is the factory's.
+	SetResourceMemoryBudget(resource schema.GroupVersionResource, bytes int64) error
 }
 
 // Settings are the factory-wide settings of its options that
@@ -64,6 +70,9 @@ type Settings struct {
 	APIDiscovery bool
 	// InformerName is that of WithInformerName, or nil.
 	InformerName *cache.InformerName
+	// MemoryPool is the budget of WithMemoryBudget, shared by every
+	// factory built with the option; nil for none.
+	MemoryPool *budget.Pool
 	// Resources are the settings of WithResourceOptions, by resource.
 	Resources map[schema.GroupVersionResource]ResourceSettings
 }

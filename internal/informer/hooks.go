@@ -30,7 +30,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeinformers/informers/internal/budget"
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/memsize"
 	"github.com/kubeinformers/informers/internal/meter"
 	"github.com/kubeinformers/informers/internal/rvwait"
 	"github.com/kubeinformers/informers/internal/settle"
@@ -72,13 +74,20 @@ type Hooks struct {
 	// SetWatchErrorHandler, which watchErrors calls in place of
 	// client-go's default one.
 	userWatchErrors userWatchErrors
+	// Memory estimates the heap the informer's cache retains
+	// (internal/memsize): its objects are observed as they enter it.
+	Memory *memsize.Meter
+	// Budget is the informer's memory budget (budget.go).
+	Budget *budget.Account
 }
 
 // NewHooks returns the hooks of the informer of spec, in a factory whose
 // shard metrics shardMetrics points to; metricsOn reports whether a
 // metrics provider is installed.
 func NewHooks(spec *Spec, shardMetrics *atomic.Pointer[meter.Shard], metricsOn func() bool) *Hooks {
-	h := &Hooks{Metrics: meter.NewHooks(shardMetrics, metricsOn)}
+	mem := memsize.NewMeter(len(spec.Indexers))
+	h := &Hooks{Metrics: meter.NewHooks(shardMetrics, metricsOn, mem), Memory: mem}
+	h.Budget = h.newAccount(spec, mem)
 	h.absence.init(spec.Name, spec.Resource, h.Metrics)
 	if spec.NewInformer == nil {
 		h.gate = newSyncGate(spec.Namespaces)
@@ -92,6 +101,9 @@ func NewHooks(spec *Spec, shardMetrics *atomic.Pointer[meter.Shard], metricsOn f
 func (h *Hooks) NotSynced(refused error) string {
 	if refused != nil {
 		return refused.Error()
+	}
+	if err := h.Stopped(); err != nil {
+		return err.Error()
 	}
 	if h.absence.is() {
 		return h.absence.reason()
@@ -134,6 +146,9 @@ func (h *Hooks) FirstWatchFailed() <-chan struct{} {
 // for its resource.
 func (h *Hooks) Notices() []string {
 	out := h.notices.all()
+	if st := h.Budget.StoppedAt(); st != nil {
+		out = append(out, st.Detail()) // the caller names the informer
+	}
 	if h.absence.is() {
 		out = append(out, h.absence.reason())
 	}
@@ -159,6 +174,7 @@ func (h *Hooks) wire(cfg *listwatch.Config, source string) {
 	cfg.Streams = &h.Streams
 	cfg.Absent = func(absent bool) { h.absence.set(source, absent) }
 	cfg.Forbidden = func(err error) { h.logForbidden(source, err) }
+	cfg.Budget = h.Budget
 }
 
 // watchErrors records the errors of an informer's watch stream, which
@@ -176,9 +192,10 @@ func (h *Hooks) watchErrors(name string, informer cache.SharedIndexInformer, sou
 // watchErrorHandler is the watch error handler of the informer of source.
 func (h *Hooks) watchErrorHandler(source string) cache.WatchErrorHandlerWithContext {
 	return func(ctx context.Context, r *cache.Reflector, err error) {
-		if errors.Is(err, listwatch.ErrNotServed) {
+		if errors.Is(err, listwatch.ErrNotServed) || isOverBudget(err) {
 			// The informer relists to empty its cache and waits for its
-			// resource; absence.go logged it once. It is no error.
+			// resource, or for a larger budget; absence.go or budget.go
+			// logged it once. It is no error.
 			return
 		}
 		h.health.observe(source, err)

@@ -27,6 +27,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeinformers/informers/internal/listwatch"
+	"github.com/kubeinformers/informers/internal/memsize"
 	"github.com/kubeinformers/informers/internal/meter"
 	"github.com/kubeinformers/informers/internal/shard"
 )
@@ -70,6 +71,12 @@ type Informer struct {
 	// watchErrors is the user's watch error handler, which the
 	// factory's own calls (Hooks.watchErrors).
 	watchErrors *userWatchErrors
+	// memory observes each object as it enters the cache, after every
+	// transform (internal/memsize).
+	memory *memsize.Meter
+	// indexer is what GetIndexer hands out: reads that fail while the
+	// informer is stopped over its memory budget (budgetindexer.go).
+	indexer cache.Indexer
 }
 
 var (
@@ -92,6 +99,8 @@ func wrap(informer cache.SharedIndexInformer, sh *shard.Informer, h *Hooks, spec
 		transform:           spec.InformerTransform,
 		lag:                 &h.Metrics.Lag,
 		watchErrors:         &h.userWatchErrors,
+		memory:              h.Memory,
+		indexer:             &budgetIndexer{Indexer: informer.GetIndexer(), budget: h.Budget},
 	}
 }
 
@@ -112,6 +121,11 @@ func (i *Informer) SetWatchErrorHandler(handler cache.WatchErrorHandler) error {
 func (i *Informer) SetWatchErrorHandlerWithContext(handler cache.WatchErrorHandlerWithContext) error {
 	return i.watchErrors.set(handler)
 }
+
+// GetIndexer returns the informer's indexer, whose reads return why while
+// the informer is stopped over its memory budget; see the root's
+// WithMemoryBudget.
+func (i *Informer) GetIndexer() cache.Indexer { return i.indexer }
 
 // SetTransform replaces the informer's transform, the factory's included,
 // as client-go's does; under a membership it is wrapped so that a shard
@@ -196,11 +210,14 @@ func (i *Informer) Run(stopCh <-chan struct{}) {
 func (i *Informer) RunWithContext(ctx context.Context) {
 	i.shard.Start()
 	i.watchErrors.start()
-	if stamped := i.lag.Stamp(i.transform); stamped != nil {
-		// Under metrics: the handler-lag stamp, the transform's last step.
-		if err := i.SharedIndexInformer.SetTransform(stamped); err != nil {
-			klog.Background().Error(err, "Cannot measure the handler lag of an informer", "informer", i.name)
-		}
+	// The memory estimate observes each object as the transforms leave
+	// it; under metrics the handler-lag stamp is the last step.
+	transform := i.memory.Transform(i.transform)
+	if stamped := i.lag.Stamp(transform); stamped != nil {
+		transform = stamped
+	}
+	if err := i.SharedIndexInformer.SetTransform(transform); err != nil {
+		klog.Background().Error(err, "Cannot measure the memory and handler lag of an informer", "informer", i.name)
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()

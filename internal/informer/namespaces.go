@@ -60,7 +60,8 @@ func (h *Hooks) removingNamespace(namespace string) {
 
 // removeNamespace forgets namespace: its first watch (the gate may then
 // open), the last error of its list and watch (Ready), its watch-list
-// stream and its cache (WaitForResourceVersion). Its follower
+// stream, its cache (WaitForResourceVersion) and its objects (the memory
+// budget). Its follower
 // (informertest.Settle) went when the removal began (removingNamespace).
 func (h *Hooks) removeNamespace(namespace string) {
 	if h.gate != nil {
@@ -69,6 +70,7 @@ func (h *Hooks) removeNamespace(namespace string) {
 	h.health.observe(namespace, nil)
 	h.Streams.Forget(namespace)
 	h.Versions.Remove(namespace)
+	h.Budget.Forget(namespace)
 }
 
 // NamespaceListed reports whether the informer of namespace has synced

@@ -67,6 +67,7 @@ func (r *Run) Remove(cause error, h *Hooks, informer cache.SharedIndexInformer, 
 		<-r.done
 	}
 	h.Metrics.Drop()
+	h.Budget.Close()
 	if err := informer.GetStore().Replace(nil, ""); err != nil {
 		klog.Background().Error(err, "Cannot empty the store of a removed informer", "informer", name)
 	}

@@ -41,7 +41,7 @@ func TestRun(t *testing.T) {
 		client := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p"}})
 		return coreinformers.NewPodInformer(client, "", 0, cache.Indexers{})
 	}
-	hooks := func() *Hooks { return &Hooks{Metrics: meter.NewHooks(nil, func() bool { return false })} }
+	hooks := func() *Hooks { return &Hooks{Metrics: meter.NewHooks(nil, func() bool { return false }, nil)} }
 	var wg sync.WaitGroup
 
 	var refused Run

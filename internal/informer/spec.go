@@ -25,6 +25,7 @@ import (
 	apisharding "k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/budget"
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/shard"
 )
@@ -80,6 +81,13 @@ type Spec struct {
 
 	// Refused, if set, is why the informer must not run.
 	Refused error
+
+	// MemoryPool is the factory's memory budget (nil: none), MemoryBudget
+	// the resource's own (0: none), and Narrow says what would narrow the
+	// informer when it passes one (internal/budget).
+	MemoryPool   *budget.Pool
+	MemoryBudget int64
+	Narrow       string
 }
 
 // Name is how an informer's name in logs and errors (Spec.Name, the

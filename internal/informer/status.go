@@ -30,11 +30,15 @@ import (
 // not at fault. It makes no request and takes no lock an informer holds.
 func Ready(started []Started) error {
 	var problems []string
+	var stopped []error
 	for _, e := range started {
 		if e.Hooks.Absent() {
 			continue
 		}
-		if !e.Informer.HasSynced() {
+		if err := e.Hooks.Stopped(); err != nil {
+			problems = append(problems, err.Error()) // it names the informer
+			stopped = append(stopped, err)
+		} else if !e.Informer.HasSynced() {
 			problems = append(problems, e.Name+": "+e.Hooks.NotSynced(e.Refused))
 		} else if err := e.Hooks.Health(); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: failing: %v", e.Name, err))
@@ -44,5 +48,15 @@ func Ready(started []Started) error {
 		return nil
 	}
 	slices.Sort(problems)
-	return fmt.Errorf("informers not ready: %s", strings.Join(problems, "; "))
+	return &notReady{msg: "informers not ready: " + strings.Join(problems, "; "), stopped: stopped}
 }
+
+// notReady is Ready's error; errors.Is finds the memory budget's stops in
+// it (the root's ErrOverMemoryBudget).
+type notReady struct {
+	msg     string
+	stopped []error
+}
+
+func (e *notReady) Error() string   { return e.msg }
+func (e *notReady) Unwrap() []error { return e.stopped }

@@ -46,6 +46,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeinformers/informers/internal/memsize"
 )
 
 // Config is what a lean transform does; the root package's LeanOptions
@@ -89,10 +91,16 @@ func DropManagedFields(obj any) any {
 const maxShared = 1 << 14
 
 // sharedSet maps the canonical encoding of a value to the one copy cached
-// objects share.
+// objects share, with its entry in the memory estimate's registry
+// (internal/memsize), which counts the objects that take it.
 type sharedSet[T any] struct {
 	mu sync.Mutex
-	m  map[string]T
+	m  map[string]sharedCopy[T]
+}
+
+type sharedCopy[T any] struct {
+	v T
+	h *memsize.Shared
 }
 
 // get returns the shared copy for key, or stores prepare(l, v) (which
@@ -101,7 +109,8 @@ func (s *sharedSet[T]) get(l *Leaner, key []byte, v T, prepare func(*Leaner, T) 
 	s.mu.Lock()
 	if c, ok := s.m[string(key)]; ok {
 		s.mu.Unlock()
-		return c
+		c.h.Ref()
+		return c.v
 	}
 	s.mu.Unlock()
 	// Prepare outside the lock: it may intern a whole container.
@@ -109,12 +118,13 @@ func (s *sharedSet[T]) get(l *Leaner, key []byte, v T, prepare func(*Leaner, T) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.m[string(key)]; ok {
-		return c
+		c.h.Ref()
+		return c.v
 	}
 	if s.m == nil || len(s.m) >= maxShared {
-		s.m = make(map[string]T)
+		s.m = make(map[string]sharedCopy[T])
 	}
-	s.m[string(key)] = v
+	s.m[string(key)] = sharedCopy[T]{v: v, h: memsize.Share(v)}
 	return v
 }
 
@@ -244,20 +254,30 @@ const internSlots = 1 << 12
 // holds the last string interned with its hash, so the table keeps at most
 // internSlots strings alive; unique.Make frees the others once no cached
 // object holds them.
+//
+// Each interned string is registered with the memory estimate
+// (internal/memsize), which counts it as shared by the objects that take
+// it.
 var internTable struct {
 	seed  maphash.Seed
-	slots [internSlots]atomic.Pointer[string]
+	slots [internSlots]atomic.Pointer[interned]
+}
+
+type interned struct {
+	s string
+	h *memsize.Shared
 }
 
 func init() { internTable.seed = maphash.MakeSeed() }
 
 func internStr(s string) string {
 	slot := &internTable.slots[maphash.String(internTable.seed, s)&(internSlots-1)]
-	if p := slot.Load(); p != nil && *p == s {
-		return *p
+	if p := slot.Load(); p != nil && p.s == s {
+		p.h.Ref()
+		return p.s
 	}
 	v := unique.Make(s).Value()
-	slot.Store(&v)
+	slot.Store(&interned{s: v, h: memsize.Share(v)})
 	return v
 }
 

@@ -187,8 +187,10 @@ func (m *listMode) watched(opts metav1.ListOptions, err error) {
 // list adjusts the options of a list request, and reports a stream
 // fallback: an informer meant to stream lists only when it could not.
 // Under ModeConsistentList, and under ModeAuto with PagedFallback, the
-// reflector's first list is made a consistent paged one.
-func (m *listMode) list(opts *metav1.ListOptions) {
+// reflector's first list is made a consistent paged one. A list made
+// after the informer waited over its memory budget (budget.go) reports no
+// fallback: its stream was ended on purpose.
+func (m *listMode) list(opts *metav1.ListOptions, overBudget bool) {
 	if opts.Continue != "" {
 		return
 	}
@@ -203,7 +205,7 @@ func (m *listMode) list(opts *metav1.ListOptions) {
 			opts.Limit = consistentPageSize
 		}
 	}
-	if m.cfg.Notice == nil || m.noticed.Load() || !m.expectsStream() && !paged || m.absence != nil && m.absence.absent.Load() {
+	if overBudget || m.cfg.Notice == nil || m.noticed.Load() || !m.expectsStream() && !paged || m.absence != nil && m.absence.absent.Load() {
 		return
 	}
 	var why string

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/budget"
 	"github.com/kubeinformers/informers/internal/settle"
 )
 
@@ -165,6 +166,9 @@ type Config struct {
 	// Forbidden, if set, is told the error when the source's requests
 	// become forbidden, and nil when one succeeds again (forbidden.go).
 	Forbidden func(err error)
+	// Budget, if set, is the informer's memory budget, which its lists
+	// and watches keep to (budget.go).
+	Budget *budget.Account
 }
 
 // New returns the ListWatch for cfg.
@@ -218,11 +222,16 @@ func New(cfg Config) *cache.ListWatch {
 		sh = &sharded{cfg: &cfg, markers: fake}
 	}
 	mode := &listMode{cfg: &cfg, absence: ab, fake: fake}
+	bud := newBudgeted(&cfg)
 	list := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		r, err := prepare("list", &opts)
 		if err != nil {
 			observe(err)
 			return nil, err
+		}
+		waited, err := bud.beforeList(ctx, &opts)
+		if err != nil {
+			return nil, err // the informer stops: its context is done
 		}
 		var cur Shard
 		if sh != nil {
@@ -232,7 +241,7 @@ func New(cfg Config) *cache.ListWatch {
 				return empty, nil
 			}
 		}
-		mode.list(&opts)
+		mode.list(&opts, waited)
 		obj, err := r.List(ctx, opts)
 		requestErr := err
 		if err == nil && sh != nil {
@@ -240,6 +249,14 @@ func New(cfg Config) *cache.ListWatch {
 		}
 		if err == nil && cfg.Pretransform != nil {
 			err = cfg.Pretransform.page(cfg.Namespace, opts.Continue == "", obj)
+		}
+		if err == nil {
+			if err = bud.page(opts.Continue == "", obj); err != nil {
+				// Stopped over its budget: the pages gathered so far
+				// are dropped, and the next list waits (budget.go).
+				cfg.count(true, requestErr)
+				return nil, err
+			}
 		}
 		// Observed before counted: whoever sees the count (a metric, a
 		// test) finds Ready already reporting the error.
@@ -254,6 +271,11 @@ func New(cfg Config) *cache.ListWatch {
 			return nil, err
 		}
 		stream := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+		if err := bud.stoppedWatch(); err != nil {
+			// Stopped over its budget: a stream falls back to the
+			// list, which waits (budget.go).
+			return nil, err
+		}
 		if stream && mode.abandoned.Load() {
 			// The stream stalled once (stall.go): the reflector lists.
 			return nil, errStreamAbandoned
@@ -283,6 +305,9 @@ func New(cfg Config) *cache.ListWatch {
 		}
 		if err == nil && stream {
 			w = mode.watchStream(ctx, w)
+		}
+		if err == nil {
+			w = bud.watch(ctx, w, stream)
 		}
 		return w, err
 	}

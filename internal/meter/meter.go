@@ -33,6 +33,7 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/memsize"
 	"github.com/kubeinformers/informers/sharding"
 )
 
@@ -68,6 +69,14 @@ type Informer struct {
 	// server does not serve (WithAPIDiscovery), else 0; nil when the
 	// provider does not implement the root's APIDiscoveryMetricsProvider.
 	Waiting Settable
+	// Bytes is the estimate of the heap the informer's cache retains
+	// (internal/memsize), set on every change of the cache; nil when the
+	// provider does not implement the root's MemoryMetricsProvider.
+	Bytes Settable
+	// OverBudget is 1 while the informer is stopped over its memory
+	// budget (internal/budget), else 0; nil when the provider does not
+	// implement the root's BudgetMetricsProvider.
+	OverBudget Settable
 	// Delete drops every series of the informer.
 	Delete func()
 }
@@ -80,14 +89,17 @@ type Hooks struct {
 	m atomic.Pointer[Informer]
 	// shard is the factory's shard metrics, for handover durations.
 	shard *atomic.Pointer[Shard]
+	// memory is the informer's memory estimate, which Bytes reports.
+	memory *memsize.Meter
 	// Lag measures the informer's handlers.
 	Lag Lag
 }
 
 // NewHooks returns the hooks of an informer of a factory whose shard
-// metrics shard points to; on tells whether a provider is installed.
-func NewHooks(shard *atomic.Pointer[Shard], on func() bool) *Hooks {
-	h := &Hooks{shard: shard}
+// metrics shard points to; on tells whether a provider is installed;
+// memory is the informer's memory estimate (nil: none).
+func NewHooks(shard *atomic.Pointer[Shard], on func() bool, memory *memsize.Meter) *Hooks {
+	h := &Hooks{shard: shard, memory: memory}
 	h.Lag.hooks, h.Lag.on = h, on
 	return h
 }
@@ -96,22 +108,37 @@ func NewHooks(shard *atomic.Pointer[Shard], on func() bool) *Hooks {
 // starts at 0. An informer that never runs reports only that.
 func (h *Hooks) Report(m *Informer) {
 	m.Synced.Set(0)
-	if m.Waiting != nil {
-		m.Waiting.Set(0)
+	setFlag(m.Waiting, false)
+	setFlag(m.OverBudget, false)
+	if m.Bytes != nil {
+		m.Bytes.Set(0)
 	}
 	h.m.Store(m)
 }
 
 // SetWaiting reports whether the informer waits for its resource.
 func (h *Hooks) SetWaiting(waiting bool) {
-	m := h.m.Load()
-	if m == nil || m.Waiting == nil {
-		return
+	if m := h.m.Load(); m != nil {
+		setFlag(m.Waiting, waiting)
 	}
-	if waiting {
-		m.Waiting.Set(1)
-	} else {
-		m.Waiting.Set(0)
+}
+
+// OverBudget reports whether the informer is stopped over its memory
+// budget.
+func (h *Hooks) OverBudget(over bool) {
+	if m := h.m.Load(); m != nil {
+		setFlag(m.OverBudget, over)
+	}
+}
+
+// setFlag sets g, if any, to 1 or 0.
+func setFlag(g Settable, on bool) {
+	switch {
+	case g == nil:
+	case on:
+		g.Set(1)
+	default:
+		g.Set(0)
 	}
 }
 
@@ -126,7 +153,7 @@ func (h *Hooks) Run(informer cache.SharedIndexInformer, synced <-chan struct{}) 
 		return func() {}, nil
 	}
 	h.Lag.arrivals.on.Store(true)
-	_, err = informer.AddEventHandler(eventCounter{m})
+	_, err = informer.AddEventHandler(&eventCounter{m: m, memory: h.memory})
 	started := time.Now()
 	stopCh, ended := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -194,24 +221,38 @@ func (h *Hooks) HandedOver(d time.Duration) {
 	}
 }
 
-// eventCounter is the handler that counts what the cache applied.
-type eventCounter struct{ m *Informer }
-
-func (c eventCounter) OnAdd(any, bool) {
-	c.m.Adds.Inc()
-	c.m.Objects.Inc()
+// eventCounter is the handler that counts what the cache applied, and
+// sets the bytes gauge to the estimate for the objects counted.
+type eventCounter struct {
+	m       *Informer
+	memory  *memsize.Meter
+	objects atomic.Int64
 }
 
-func (c eventCounter) OnUpdate(oldObj, newObj any) {
+func (c *eventCounter) OnAdd(any, bool) {
+	c.m.Adds.Inc()
+	c.m.Objects.Inc()
+	c.setBytes(c.objects.Add(1))
+}
+
+func (c *eventCounter) OnUpdate(oldObj, newObj any) {
 	if sameObject(oldObj, newObj) {
 		return // a resync: the cache did not change
 	}
 	c.m.Updates.Inc()
+	c.setBytes(c.objects.Load()) // the estimate per object may have changed
 }
 
-func (c eventCounter) OnDelete(any) {
+func (c *eventCounter) OnDelete(any) {
 	c.m.Deletes.Inc()
 	c.m.Objects.Dec()
+	c.setBytes(c.objects.Add(-1))
+}
+
+func (c *eventCounter) setBytes(n int64) {
+	if c.m.Bytes != nil {
+		c.m.Bytes.Set(float64(c.memory.Bytes(int(n))))
+	}
 }
 
 // sameObject reports whether a and b are the same pointer.

@@ -236,12 +236,17 @@ type Resource struct {
 	// KeepFields and ListMode are what the projection and the list modes
 	// found wrong with the values of those fields, or nil.
 	KeepFields, ListMode error
+	// MemoryBudget is in bytes; 0 means none.
+	MemoryBudget int64
 }
 
 // Check says what is wrong with the options of r, as far as can be told
 // without the rest of the factory's options.
 func (r Resource) Check() []error {
 	var errs []error
+	if r.MemoryBudget < 0 {
+		errs = append(errs, fmt.Errorf("MemoryBudget %d: a budget must be positive (0 for none)", r.MemoryBudget))
+	}
 	if r.BuiltIn {
 		if len(r.Namespaces) > 0 && !r.Namespaced {
 			errs = append(errs, namespacesOnClusterScoped(r.Namespaces))

@@ -1,0 +1,183 @@
+/*
+Copyright The kubeinformers Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package budget
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fixedMeter estimates every object at per bytes.
+type fixedMeter struct {
+	per      int64
+	observed atomic.Uint64
+}
+
+func (m *fixedMeter) PerObject() int64 { return m.per }
+func (m *fixedMeter) Observe(any)      { m.observed.Add(1) }
+func (m *fixedMeter) Observed() uint64 { return m.observed.Load() }
+
+func TestAccountStopsBeforePassing(t *testing.T) {
+	stops := 0
+	a := NewAccount(Config{Resource: "pods (v1)", Narrow: "a selector", Limit: 1000, Meter: &fixedMeter{per: 100}, OnStop: func(*Stopped) { stops++ }})
+	if err := a.Set("", 10); err != nil {
+		t.Fatalf("10 objects of 100 bytes within a budget of 1000: %v", err)
+	}
+	err := a.Set("", 11)
+	var st *Stopped
+	if !errors.As(err, &st) || !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("11 objects: got %v, want a *Stopped wrapping ErrOverBudget", err)
+	}
+	if st.Objects != 11 || st.Bytes != 1100 || st.Budget != 1000 || st.Shared {
+		t.Errorf("stop = %+v, want 11 objects, 1100 bytes, budget 1000, not shared", st)
+	}
+	for _, want := range []string{"pods (v1): stopped over its memory budget", "11 objects seen", "estimated 1100 bytes, budget 1000 bytes", "a selector", "released"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	select {
+	case <-a.Done():
+	default:
+		t.Error("Done is not closed after the stop")
+	}
+	if a.Stopped() == nil || stops != 1 {
+		t.Errorf("Stopped() = %v, OnStop called %d times; want the stop, once", a.Stopped(), stops)
+	}
+	if err := a.Add("", -5); err == nil {
+		t.Error("a stopped account accepted a change")
+	}
+}
+
+func TestPoolIsShared(t *testing.T) {
+	p := NewPool(1000)
+	a := NewAccount(Config{Resource: "a", Pool: p, Meter: &fixedMeter{per: 100}})
+	b := NewAccount(Config{Resource: "b", Pool: p, Meter: &fixedMeter{per: 100}})
+	if err := a.Set("x", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Set("y", 3); err != nil { // another namespace of a
+		t.Fatal(err)
+	}
+	err := b.Set("", 5)
+	var st *Stopped
+	if !errors.As(err, &st) || !st.Shared || st.Others != 600 || st.Bytes != 500 || st.Budget != 1000 {
+		t.Fatalf("b's 5 objects beside a's 6 in a pool of 1000: got %#v (%v)", st, err)
+	}
+	if a.Stopped() != nil || p.Used() != 600 {
+		t.Errorf("a stopped = %v, pool used = %d; want a serving and 600 used", a.Stopped(), p.Used())
+	}
+	a.Forget("y")
+	if p.Used() != 300 {
+		t.Errorf("after a forgot a namespace of 3 objects the pool holds %d, want 300", p.Used())
+	}
+	a.Close()
+	if p.Used() != 0 {
+		t.Errorf("after a closed the pool holds %d, want 0", p.Used())
+	}
+	p.SetLimit(2000)
+	if b.Stopped() != nil {
+		t.Errorf("raising the pool did not retry b: %v", b.Stopped())
+	}
+	if err := b.Set("", 15); err != nil {
+		t.Errorf("15 objects in a pool of 2000: %v", err)
+	}
+}
+
+func TestWaitUntilRetry(t *testing.T) {
+	a := NewAccount(Config{Resource: "r", Limit: 100, Meter: &fixedMeter{per: 100}})
+	if err := a.Wait(context.Background(), func() { t.Error("released while not stopped") }); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Set("", 2)
+	released := make(chan struct{})
+	done := make(chan error)
+	go func() { done <- a.Wait(context.Background(), func() { close(released) }) }()
+	<-released
+	select {
+	case err := <-done:
+		t.Fatalf("Wait returned %v before the budget was raised", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	a.SetLimit(1000)
+	if err := <-done; err != nil {
+		t.Fatalf("Wait after SetLimit: %v", err)
+	}
+	if err := a.Set("", 5); err != nil {
+		t.Errorf("after raising: %v", err)
+	}
+
+	_ = a.Set("", 11)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() { done <- a.Wait(ctx, nil) }()
+	cancel(errors.New("shut down"))
+	if err := <-done; err == nil || err.Error() != "shut down" {
+		t.Errorf("Wait on a done context = %v, want its cause", err)
+	}
+}
+
+func TestFromCgroup(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	limited := write("limited", "1073741824\n")
+	if got, err := FromCgroup(limited, 0.5); err != nil || got != 512<<20 {
+		t.Errorf("half of 1 GiB = %d, %v; want %d", got, err, 512<<20)
+	}
+	if _, err := FromCgroup(write("max", "max\n"), 0.5); !errors.Is(err, ErrNoLimit) {
+		t.Errorf("memory.max \"max\": %v, want ErrNoLimit", err)
+	}
+	if _, err := FromCgroup(filepath.Join(dir, "absent"), 0.5); !errors.Is(err, ErrNoLimit) {
+		t.Errorf("no memory.max: %v, want ErrNoLimit", err)
+	}
+	bad := write("bad", "lots")
+	if _, err := FromCgroup(bad, 0.5); err == nil || errors.Is(err, ErrNoLimit) || !strings.Contains(err.Error(), bad) {
+		t.Errorf("memory.max %q: %v, want an error naming the file", "lots", err)
+	}
+	for _, f := range []float64{0, -0.5, 1.5, math.NaN(), math.Inf(1)} {
+		if _, err := FromCgroup(limited, f); err == nil || !strings.Contains(err.Error(), "not in (0, 1]") {
+			t.Errorf("fraction %v: %v, want an error", f, err)
+		}
+	}
+}
+
+func TestNarrowing(t *testing.T) {
+	all := Narrowing(true, true, false, false, false)
+	for _, want := range []string{"namespaces", "selector", "KeepFields", "metadata-only", "SetMemoryBudget"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("%q lacks %q", all, want)
+		}
+	}
+	used := Narrowing(true, false, true, true, false)
+	for _, not := range []string{"namespaces", "selector", "KeepFields", "metadata-only"} {
+		if strings.Contains(used, not) {
+			t.Errorf("%q suggests %q, which the informer uses already", used, not)
+		}
+	}
+}
