@@ -17,7 +17,7 @@ limitations under the License.
 package informers
 
 import (
-	"fmt"
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,6 +35,7 @@ func (f *sharedInformerFactory) BridgeSettings() bridge.Settings {
 	s := bridge.Settings{
 		Tweak:        f.tweakListOptions,
 		Transform:    f.transform,
+		CustomResync: slices.Collect(maps.Keys(f.customResync)),
 		APIDiscovery: f.apiDiscovery,
 		InformerName: f.informerName,
 		MemoryPool:   f.memoryPool,
@@ -52,6 +53,7 @@ func (f *sharedInformerFactory) BridgeSettings() bridge.Settings {
 			Selectors:  o.LabelSelector != "" || o.FieldSelector != "",
 			Tweak:      o.TweakListOptions != nil,
 			Transform:  o.Transform != nil,
+			Resync:     o.ResyncPeriod > 0,
 		}
 	}
 	return s
@@ -64,37 +66,15 @@ func (f *sharedInformerFactory) BorrowName(label string) {
 	f.metrics.Label, f.nameBorrowed = label, true
 }
 
-// WaitsForResource implements bridge.Factory.
-func (f *sharedInformerFactory) WaitsForResource(resource schema.GroupVersionResource) bool {
+// Informers implements bridge.Factory.
+func (f *sharedInformerFactory) Informers(resource schema.GroupVersionResource) []bridge.Informer {
 	f.lock.Lock()
 	defer f.lock.Unlock()
-	found := false
+	var out []bridge.Informer
 	for _, e := range f.all() {
-		if e.id.Resource != resource || e.hooks == nil {
-			continue
+		if e.id.Resource == resource && e.hooks != nil {
+			out = append(out, bridge.Informer{Name: e.id.String(), Hooks: e.hooks, FollowsSet: e.namespaces != nil})
 		}
-		if !e.hooks.Absent() {
-			return false
-		}
-		found = true
 	}
-	return found
-}
-
-// NamespaceListed implements bridge.Factory.
-func (f *sharedInformerFactory) NamespaceListed(resource schema.GroupVersionResource, namespace string) (bool, error) {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	listed := true
-	for _, e := range f.all() {
-		if e.id.Resource != resource || e.namespaces == nil {
-			continue
-		}
-		ok, err := e.hooks.NamespaceListed(namespace)
-		if err != nil {
-			return false, fmt.Errorf("%s: namespace %s: %w", e.id, namespace, err)
-		}
-		listed = listed && ok
-	}
-	return listed, nil
+	return out
 }

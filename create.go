@@ -93,11 +93,10 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 	// typeResources names the resource of a built-in type, so that its
 	// options apply and RemoveInformer and Ready can name it.
 	return f.informerFor(recipe{
-		id:         InformerID{Form: FormTyped, Resource: typeResources[informerType], Type: informerType},
-		namespaced: true,
-		newInformer: func(resync time.Duration) cache.SharedIndexInformer {
+		id: InformerID{Form: FormTyped, Resource: typeResources[informerType], Type: informerType},
+		Request: informer.Request{Namespaced: true, NewInformer: func(resync time.Duration) cache.SharedIndexInformer {
 			return newFunc(f.client, resync)
-		},
+		}},
 	}).informer
 }
 
@@ -105,16 +104,15 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 // generated accessors, which also say which resource they serve and how to
 // list and watch it.
 func (f *sharedInformerFactory) ResolveTyped(req *accessor.Request) (cache.SharedIndexInformer, *atomic.Bool) {
-	r := recipe{
-		id:         InformerID{Form: FormTyped, Resource: req.Resource, Type: reflect.TypeOf(req.Example)},
-		namespaced: namespacedResources[req.Resource], // IsNamespaced
-		group:      true, namespace: req.Namespace, tweak: req.Tweak,
-		missing: "the kubernetes.Interface is nil", client: f.client, example: req.Example,
-		typed: req.Typed,
-	}
+	r := recipe{id: InformerID{Form: FormTyped, Resource: req.Resource, Type: reflect.TypeOf(req.Example)}, Request: informer.Request{
+		Namespaced: namespacedResources[req.Resource], // IsNamespaced
+		Group:      true, Namespace: req.Namespace, Tweak: req.Tweak,
+		Missing: "the kubernetes.Interface is nil", Client: f.client, Example: req.Example,
+		Typed: req.Typed,
+	}}
 	if f.client != nil {
 		client, requests := f.client, req.Requests
-		r.requests = func(ns string) listwatch.Requests { return requests(client, ns) }
+		r.Requests = func(ns string) listwatch.Requests { return requests(client, ns) }
 	}
 	e := f.informerFor(r)
 	return e.informer, &e.removed
@@ -131,11 +129,9 @@ func (f *sharedInformerFactory) ResolveBound(r *binding.Resource) (cache.SharedI
 // boundRecipe is the recipe of the typed informer of a bound resource:
 // built as the built-in ones are.
 func boundRecipe(r *binding.Resource) recipe {
-	return recipe{
-		id:         InformerID{Form: FormTyped, Resource: r.Resource, Type: r.Type},
-		namespaced: r.Namespaced,
-		requests:   r.Requests, missing: r.Missing, client: r.Client, example: r.Example,
-		typed:   r.Typed,
-		refused: r.Refused,
-	}
+	return recipe{id: InformerID{Form: FormTyped, Resource: r.Resource, Type: r.Type}, Request: informer.Request{
+		Namespaced: r.Namespaced,
+		Requests:   r.Requests, Missing: r.Missing, Client: r.Client, Example: r.Example,
+		Typed: r.Typed, Refused: r.Refused,
+	}}
 }

@@ -87,7 +87,7 @@ limitations under the License.
 //	options.go           the factory-wide options and the values they set
 //	resource_options.go  ResourceOptions and WithResourceOptions
 //	create.go            the one get-or-build path and its adapters: typed accessors, InformerFor, bound types
-//	spec.go              each informer's spec, resolved from the options: precedence, transforms, shard, refusals
+//	spec.go              what decides each informer, handed to internal/informer's Resolve (precedence, transforms, shard, refusals)
 //	registry.go          the entries: every informer the factory holds, and InformerID
 //	run.go               Start, Shutdown, RemoveInformer, WaitForCacheSync, WaitForResourceVersion (internal/rvwait waits)
 //	status.go            Ready, SyncStatus, Notices

@@ -35,6 +35,7 @@ import (
 
 	"github.com/kubeinformers/informers/internal/accessor"
 	"github.com/kubeinformers/informers/internal/binding"
+	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/meter"
 	"github.com/kubeinformers/informers/internalinterfaces"
@@ -184,8 +185,10 @@ type Factory interface {
 type sharedInformerFactory struct {
 	client        kubernetes.Interface
 	defaultResync time.Duration
-	// factoryOptions are the values the options set (options.go).
+	// factoryOptions are the values the options set (options.go), and
+	// settings those that decide each informer, resolved once (spec.go).
 	factoryOptions
+	settings informer.Settings
 
 	// groups caches the group accessors (generated, factory_groups.go).
 	groups groups
@@ -260,8 +263,7 @@ func NewFilteredSharedInformerFactory(client kubernetes.Interface, defaultResync
 // The factory it returns is a [Factory]; a type assertion reaches the
 // additional methods.
 func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) SharedInformerFactory {
-	f := newFactory(client, defaultResync, options)
-	f.clientGoNamespace = true
+	f := newFactory(client, defaultResync, options, true)
 	f.optionErrs.Log(klog.Background()) // internal/optcheck
 	return f
 }
@@ -275,7 +277,7 @@ func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultRes
 // For custom resources and metadata-only informers, pass
 // [WithDynamicClient] and [WithMetadataClient], or use [NewForConfig].
 func New(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) (Factory, error) {
-	f := newFactory(client, defaultResync, options)
+	f := newFactory(client, defaultResync, options, false)
 	if err := f.optionErrs.New(client == nil, f.withoutClientset, defaultResync); err != nil {
 		return nil, err // internal/optcheck
 	}
@@ -317,10 +319,11 @@ func NewForConfig(config *rest.Config, defaultResync time.Duration, options ...S
 	return New(client, defaultResync, all...)
 }
 
-func newFactory(client kubernetes.Interface, defaultResync time.Duration, options []SharedInformerOption) *sharedInformerFactory {
+func newFactory(client kubernetes.Interface, defaultResync time.Duration, options []SharedInformerOption, clientGo bool) *sharedInformerFactory {
 	f := &sharedInformerFactory{
-		client:        client,
-		defaultResync: defaultResync,
+		client:            client,
+		defaultResync:     defaultResync,
+		clientGoNamespace: clientGo,
 		factoryOptions: factoryOptions{
 			namespace:    metav1.NamespaceAll,
 			customResync: make(map[reflect.Type]time.Duration),
@@ -341,6 +344,7 @@ func newFactory(client kubernetes.Interface, defaultResync time.Duration, option
 	}
 	f.checkFactoryOptions()
 	f.setUpAPIDiscovery()
+	f.resolveSettings() // spec.go
 	return f
 }
 

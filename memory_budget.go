@@ -85,16 +85,3 @@ func (f *sharedInformerFactory) SetResourceMemoryBudget(resource schema.GroupVer
 	}
 	return nil
 }
-
-// OverBudget is why resource's informers are stopped (internal/bridge).
-func (f *sharedInformerFactory) OverBudget(resource schema.GroupVersionResource) error {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	var errs []error
-	for k, e := range f.entries {
-		if k.resource == resource {
-			errs = append(errs, e.hooks.Stopped())
-		}
-	}
-	return errors.Join(errs...)
-}

@@ -71,6 +71,9 @@ func TestMemoryBudgetStopsAndRetries(t *testing.T) {
 	f.Start(stop)
 
 	waitFor(t, "the Pod informer to stop", func() bool { return errors.Is(f.Ready(), ErrOverMemoryBudget) })
+	// The config maps sync on their own time: until they have, Ready
+	// names them as not synced, which is not what this test is about.
+	waitFor(t, "the config maps to sync", cms.Informer().HasSynced)
 	ready := f.Ready().Error()
 	for _, want := range []string{"pods (v1): stopped over its memory budget", "objects seen", "budget 65536 bytes", "WithMemoryBudget", "KeepFields", "selector"} {
 		if !strings.Contains(ready, want) {
@@ -80,7 +83,6 @@ func TestMemoryBudgetStopsAndRetries(t *testing.T) {
 	if strings.Contains(ready, "configmaps") {
 		t.Errorf("Ready() names the config maps, which fit: %q", ready)
 	}
-	waitFor(t, "the config maps to sync", cms.Informer().HasSynced)
 	if list, err := cms.Lister().List(labels.Everything()); err != nil || len(list) != 3 {
 		t.Errorf("config maps: %d, %v; want 3", len(list), err)
 	}

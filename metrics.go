@@ -77,12 +77,12 @@ type MetricsID struct {
 
 // The values of the event type and result arguments of [MetricsProvider].
 const (
-	MetricsEventAdd    = "add"
-	MetricsEventUpdate = "update"
-	MetricsEventDelete = "delete"
+	MetricsEventAdd    = meter.EventAdd
+	MetricsEventUpdate = meter.EventUpdate
+	MetricsEventDelete = meter.EventDelete
 
-	MetricsResultSuccess = "success"
-	MetricsResultError   = "error"
+	MetricsResultSuccess = meter.ResultSuccess
+	MetricsResultError   = meter.ResultError
 )
 
 // MetricsProvider makes the metrics the factories report, in the way of
@@ -198,33 +198,7 @@ func (f *sharedInformerFactory) startMetrics(e *entry) func() {
 	if id.Resource.Resource == "" && e.id.Type != nil {
 		id.Resource = schema.GroupVersionResource{Resource: e.id.Type.String()}
 	}
-	m := &meter.Informer{
-		Objects:      p.NewObjectsMetric(id),
-		Synced:       p.NewSyncedMetric(id),
-		SyncDuration: p.NewSyncDurationMetric(id),
-		Adds:         p.NewEventsMetric(id, MetricsEventAdd),
-		Updates:      p.NewEventsMetric(id, MetricsEventUpdate),
-		Deletes:      p.NewEventsMetric(id, MetricsEventDelete),
-		ListOK:       p.NewListsMetric(id, MetricsResultSuccess),
-		ListErr:      p.NewListsMetric(id, MetricsResultError),
-		WatchOK:      p.NewWatchesMetric(id, MetricsResultSuccess),
-		WatchErr:     p.NewWatchesMetric(id, MetricsResultError),
-		Lag:          p.NewHandlerLagMetric(id),
-		Delete:       func() { p.DeleteInformerMetrics(id) },
-	}
-	if rp, ok := p.(ResourceVersionMetricsProvider); ok {
-		m.WaitDuration, m.WaitErrors = rp.NewResourceVersionWaitMetric(id), rp.NewResourceVersionWaitErrorsMetric(id)
-	}
-	if ap, ok := p.(APIDiscoveryMetricsProvider); ok {
-		m.Waiting = ap.NewWaitingForResourceMetric(id)
-	}
-	if mp, ok := p.(MemoryMetricsProvider); ok {
-		m.Bytes = mp.NewBytesMetric(id)
-	}
-	if bp, ok := p.(BudgetMetricsProvider); ok {
-		m.OverBudget = bp.NewOverBudgetMetric(id)
-	}
-	e.hooks.Metrics.Report(m)
+	e.hooks.Metrics.Report(meter.NewInformer(p, id)) // internal/meter/provider.go
 	e.hooks.Metrics.OverBudget(e.hooks.Stopped() != nil)
 	if e.refused != nil {
 		return nil // never runs: synced stays 0
@@ -245,14 +219,7 @@ func (f *sharedInformerFactory) startShardMetrics() *meter.Shard {
 	if !ok {
 		return nil
 	}
-	name := f.metrics.Name(f.informerName)
-	return f.metrics.StartShard(&meter.Shard{
-		Owned:    p.NewShardOwnedMetric(name),
-		Members:  p.NewShardMembersMetric(name),
-		Changes:  p.NewShardHandoversMetric(name),
-		Duration: p.NewShardHandoverDurationMetric(name),
-		Delete:   func() { p.DeleteShardMetrics(name) },
-	})
+	return f.metrics.StartShard(meter.NewShard(p, f.metrics.Name(f.informerName)))
 }
 
 // dropAllMetrics deletes the series of every informer of the factory and

@@ -341,3 +341,65 @@ func TestMetricsHandlers(t *testing.T) {
 	close(release)
 	g.Shutdown()
 }
+
+// TestBudgetStopEmptiesTheObjectsGauge: a memory budget's stop empties the
+// cache past its handlers, and the objects gauge, which counts what the
+// handlers see, drops those objects too: 0 while stopped, and after a
+// larger budget brings them back, the objects the cache holds, not those
+// counted before the stop on top of them.
+func TestBudgetStopEmptiesTheObjectsGauge(t *testing.T) {
+	p := newMemProvider()
+	withProvider(t, p)
+	pod := func(i int) runtime.Object {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: "ns",
+			Annotations: map[string]string{"filler": strings.Repeat("x", 1024)}}}
+	}
+	client := fake.NewClientset(pod(0), pod(1), pod(2))
+	name, err := cache.NewInformerName("budget-gauge-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := informers.New(client, 0, informers.WithMemoryBudget(64<<10), informers.WithInformerName(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := f.Core().V1().Pods().Informer()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer f.Shutdown()
+	defer cancel()
+	f.Start(ctx.Done())
+	id := informers.MetricsID{Factory: "budget-gauge-test", Form: informers.FormTyped, Resource: corev1.SchemeGroupVersion.WithResource("pods")}
+	objects := func() float64 { return p.get("objects", id, "") }
+	poll := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			if ctx.Err() != nil {
+				t.Fatalf("%s: objects gauge %v, cache %d, Ready() %v", what, objects(), len(pods.GetStore().ListKeys()), f.Ready())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	poll("3 Pods synced", func() bool { return pods.HasSynced() && objects() == 3 })
+
+	// Growth past the budget, by watch events, stops the informer.
+	for i := 3; i < 200; i++ {
+		if _, err := client.CoreV1().Pods("ns").Create(ctx, pod(i).(*corev1.Pod), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll("the stop", func() bool { return errors.Is(f.Ready(), informers.ErrOverMemoryBudget) })
+	poll("the objects gauge at 0 once the cache is released", func() bool {
+		return len(pods.GetStore().ListKeys()) == 0 && objects() == 0
+	})
+
+	if err := f.SetMemoryBudget(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	poll("all 200 Pods back", func() bool {
+		return f.Ready() == nil && len(pods.GetStore().ListKeys()) == 200 && objects() >= 200
+	})
+	time.Sleep(50 * time.Millisecond) // no count after the 200th
+	if got := objects(); got != 200 {
+		t.Fatalf("objects gauge %v with 200 Pods in the cache", got)
+	}
+}

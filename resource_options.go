@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/binding"
+	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internal/optcheck"
 	"github.com/kubeinformers/informers/internal/projection"
 	"github.com/kubeinformers/informers/internalinterfaces"
@@ -144,4 +145,14 @@ func checkResourceOptions(resource schema.GroupVersionResource, o ResourceOption
 		KeepFields: projection.CheckResource(typeResources, resource, o.KeepFields),
 		ListMode:   checkListMode(o.ListMode), MemoryBudget: o.MemoryBudget,
 	}.Check()
+}
+
+// settings are o as internal/informer resolves them.
+func (o ResourceOptions) settings() informer.Resource {
+	return informer.Resource{
+		Namespaces: o.Namespaces, LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
+		Tweak: o.TweakListOptions, Resync: o.ResyncPeriod, Indexers: o.Indexers, Transform: o.Transform,
+		KeepFields: o.KeepFields, Mode: listModes[o.ListMode], ShardSelector: o.ShardSelector,
+		Protobuf: o.Protobuf, MemoryBudget: o.MemoryBudget,
+	}
 }

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/binding"
+	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internal/listwatch"
 )
 
@@ -117,7 +118,7 @@ func (f *sharedInformerFactory) resourceRecipe(form Form, resource schema.GroupV
 		}
 		return recipe{}, fmt.Errorf("%w for %v: %w", ErrUnknownResource, resource, err)
 	}
-	req := recipe{id: InformerID{Form: form, Resource: resource}, namespaced: isNamespacedOrUnknown(resource)}
+	req := recipe{id: InformerID{Form: form, Resource: resource}, Request: informer.Request{Namespaced: isNamespacedOrUnknown(resource)}}
 	switch form {
 	case FormDynamic:
 		// Under WithDynamicBuiltIns a near miss of a built-in resource is
@@ -131,16 +132,16 @@ func (f *sharedInformerFactory) resourceRecipe(form Form, resource schema.GroupV
 			// The message starts like client-go's, for callers that match it.
 			return recipe{}, fmt.Errorf("%w for %v (it is not built in; a factory with a dynamic client, from NewForConfig or WithDynamicClient, would serve it)", ErrUnknownResource, resource)
 		}
-		req.id.Type, req.example, req.client = reflect.TypeFor[*unstructured.Unstructured](), &unstructured.Unstructured{}, f.dynamicClient
-		req.requests = func(ns string) listwatch.Requests {
+		req.id.Type, req.Example, req.Client = reflect.TypeFor[*unstructured.Unstructured](), &unstructured.Unstructured{}, f.dynamicClient
+		req.Requests = func(ns string) listwatch.Requests {
 			return listwatch.Of(f.dynamicClient.Resource(resource).Namespace(ns))
 		}
 	case FormMetadata:
 		if f.metadataClient == nil {
 			return recipe{}, fmt.Errorf("informers: ForMetadata(%v): the factory has no metadata client (use NewForConfig or WithMetadataClient)", resource)
 		}
-		req.id.Type, req.example, req.client = reflect.TypeFor[*metav1.PartialObjectMetadata](), &metav1.PartialObjectMetadata{}, f.metadataClient
-		req.requests = func(ns string) listwatch.Requests {
+		req.id.Type, req.Example, req.Client = reflect.TypeFor[*metav1.PartialObjectMetadata](), &metav1.PartialObjectMetadata{}, f.metadataClient
+		req.Requests = func(ns string) listwatch.Requests {
 			return listwatch.Of(f.metadataClient.Resource(resource).Namespace(ns))
 		}
 	}

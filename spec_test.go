@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internal/listwatch"
 	"github.com/kubeinformers/informers/internal/shard"
 	"github.com/kubeinformers/informers/sharding"
@@ -97,13 +98,12 @@ var typeOfSecret = reflect.TypeFor[*corev1.Secret]()
 // follow a membership, whose ranges a fixed selector cannot track: its
 // spec is refused before anything is built.
 func TestNewFuncMembership(t *testing.T) {
-	f := newFactory(fake.NewClientset(), 0, nil)
-	f.shard, f.shardOption = shard.Membership(sharding.FieldUID), "WithShardMembership"
-	s := f.resolveSpec(recipe{
-		id:          InformerID{Form: FormTyped, Type: typeOfSecret},
-		namespaced:  true,
-		newInformer: func(time.Duration) cache.SharedIndexInformer { return nil },
-	})
+	f := newFactory(fake.NewClientset(), 0, nil, false)
+	f.settings.Shard, f.settings.ShardOption = shard.Membership(sharding.FieldUID), "WithShardMembership"
+	s := f.resolveSpec(recipe{id: InformerID{Form: FormTyped, Type: typeOfSecret}, Request: informer.Request{
+		Namespaced:  true,
+		NewInformer: func(time.Duration) cache.SharedIndexInformer { return nil },
+	}})
 	if s.Refused == nil || !strings.Contains(s.Refused.Error(), "cannot follow a shard membership") {
 		t.Errorf("refused: %v, want the membership named", s.Refused)
 	}
@@ -120,7 +120,7 @@ func TestNewFuncMembership(t *testing.T) {
 func TestSpecStrip(t *testing.T) {
 	pods := corev1.SchemeGroupVersion.WithResource("pods")
 	typed := func(i cache.SharedIndexInformer) cache.SharedIndexInformer { return i }
-	podRecipe := recipe{id: InformerID{Form: FormTyped, Resource: pods, Type: reflect.TypeFor[*corev1.Pod]()}, namespaced: true, typed: typed}
+	podRecipe := recipe{id: InformerID{Form: FormTyped, Resource: pods, Type: reflect.TypeFor[*corev1.Pod]()}, Request: informer.Request{Namespaced: true, Typed: typed}}
 	identity := func(o any) (any, error) { return o, nil }
 	custom := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	for _, tc := range []struct {
@@ -135,11 +135,11 @@ func TestSpecStrip(t *testing.T) {
 		{"lean, managedFields kept", []SharedInformerOption{WithLeanMemory(LeanKeepManagedFields())}, podRecipe, listwatch.Strip{}},
 		{"lean after a user transform", []SharedInformerOption{WithTransform(identity), WithLeanMemory()}, podRecipe, listwatch.Strip{}},
 		{"lean after a resource's transform", []SharedInformerOption{WithLeanMemory(), WithResourceOptions(pods, ResourceOptions{Transform: identity})}, podRecipe, listwatch.Strip{}},
-		{"lean, dynamic", []SharedInformerOption{WithLeanMemory()}, recipe{id: InformerID{Form: FormDynamic, Resource: pods}, namespaced: true}, listwatch.Strip{}},
-		{"lean, metadata", []SharedInformerOption{WithLeanMemory()}, recipe{id: InformerID{Form: FormMetadata, Resource: pods}, namespaced: true}, listwatch.Strip{}},
-		{"lean, custom type", []SharedInformerOption{WithLeanMemory()}, recipe{id: InformerID{Form: FormTyped, Resource: custom, Type: reflect.TypeFor[*corev1.Pod]()}, typed: typed}, listwatch.Strip{}},
+		{"lean, dynamic", []SharedInformerOption{WithLeanMemory()}, recipe{id: InformerID{Form: FormDynamic, Resource: pods}, Request: informer.Request{Namespaced: true}}, listwatch.Strip{}},
+		{"lean, metadata", []SharedInformerOption{WithLeanMemory()}, recipe{id: InformerID{Form: FormMetadata, Resource: pods}, Request: informer.Request{Namespaced: true}}, listwatch.Strip{}},
+		{"lean, custom type", []SharedInformerOption{WithLeanMemory()}, recipe{id: InformerID{Form: FormTyped, Resource: custom, Type: reflect.TypeFor[*corev1.Pod]()}, Request: informer.Request{Typed: typed}}, listwatch.Strip{}},
 	} {
-		f := newFactory(fake.NewClientset(), 0, tc.options)
+		f := newFactory(fake.NewClientset(), 0, tc.options, false)
 		if got := f.resolveSpec(tc.req).ListWatch.Strip; got != tc.want {
 			t.Errorf("%s: strip %+v, want %+v", tc.name, got, tc.want)
 		}

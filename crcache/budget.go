@@ -79,7 +79,7 @@ func (c *Cache) overBudget(e *entry) error {
 	var errs []error
 	for _, si := range slots {
 		if b, ok := si.factory.(bridge.Factory); ok {
-			errs = append(errs, b.OverBudget(e.resource))
+			errs = append(errs, bridge.OverBudget(b, e.resource))
 		}
 	}
 	return errors.Join(errs...)

@@ -31,6 +31,7 @@ import (
 
 	informers "github.com/kubeinformers/informers"
 	"github.com/kubeinformers/informers/internal/bridge"
+	"github.com/kubeinformers/informers/internal/served"
 )
 
 // New is a drop-in for controller-runtime's [cache.New]: the same
@@ -89,6 +90,9 @@ type Cache struct {
 	// budgets are SetResourceMemoryBudget's, under mu, for the factories
 	// built later (budget.go).
 	budgets map[schema.GroupVersionResource]int64
+	// served is what waiting kinds wait through (follow.go).
+	servedOnce sync.Once
+	served     *served.Checker
 }
 
 var (

@@ -19,7 +19,6 @@ package crcache
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,51 +33,45 @@ import (
 // [cache.Options].NewInformer, which takes a ListerWatcher: the cache
 // lists and watches as controller-runtime does and runs the informer
 // itself, as no factory can run an informer it did not build.
-func (c *Cache) customInformer(key entryKey, mapping *meta.RESTMapping, s slot, obj runtime.Object) (toolscache.SharedIndexInformer, error) {
+func (c *Cache) customInformer(e *entry, p parts, obj runtime.Object) (toolscache.SharedIndexInformer, error) {
 	var requests func(namespace string) listwatch.Requests
-	switch key.form {
+	switch e.key.form {
 	case formUnstructured:
-		resource := c.dynamic.Resource(mapping.Resource)
+		resource := c.dynamic.Resource(e.resource)
 		requests = func(ns string) listwatch.Requests {
 			return listwatch.Of[*unstructured.UnstructuredList](resource.Namespace(ns))
 		}
 	case formMetadata:
-		resource := c.metadata.Resource(mapping.Resource)
+		resource := p.metadata.Resource(e.resource)
 		requests = func(ns string) listwatch.Requests {
 			return listwatch.Of[*metav1.PartialObjectMetadataList](resource.Namespace(ns))
 		}
 	default:
 		var err error
-		requests, err = schemetype.Requests(c.config.restConfig, c.config.httpClient, c.config.scheme, key.gvk, mapping.Resource)
+		requests, err = schemetype.Requests(c.config.restConfig, c.config.httpClient, c.config.scheme, e.key.gvk, e.resource)
 		if err != nil {
 			return nil, err
 		}
 	}
-	namespace := ""
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		namespace = s.restrictedNamespace()
-		if len(s.namespaces) == 1 {
-			namespace = s.namespaces[0]
-		}
+	// splitForCustom gave the slot one namespace at most.
+	namespace := p.restricted
+	if len(p.namespaces) == 1 {
+		namespace = p.namespaces[0]
 	}
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			s.config.tweak(&opts)
+			p.tweak(&opts)
 			return requests(namespace).List(ctx, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			s.config.tweak(&opts)
+			p.tweak(&opts)
 			return requests(namespace).Watch(ctx, opts)
 		},
 	}
-	informer := c.config.newInformer(lw, obj, jitter(s.config.syncPeriod), toolscache.Indexers{
+	informer := c.config.newInformer(lw, obj, p.resync, toolscache.Indexers{
 		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc,
 	})
-	transform := s.config.transform
-	if key.form == formMetadata {
-		transform = withGVK(key.gvk, transform)
-	}
-	if err := informer.SetTransform(transform); err != nil {
+	if err := informer.SetTransform(p.transform); err != nil {
 		return nil, err
 	}
 	return informer, nil

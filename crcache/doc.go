@@ -29,7 +29,12 @@ limitations under the License.
 // informer it builds is an informer of a [informers.Factory], so that what
 // the factory adds (lean caches, the stalled-stream fallback, readiness that
 // says why, metrics) applies to it; [NewCache] takes the factory's options
-// for that.
+// for that. A setting that both [cache.Options] and those options make for
+// the same resource (namespaces, selectors, transform, resync period) is an
+// error from the [cache.NewCacheFunc], naming both.
+//
+// Metadata-only objects are of their kind from their list and watch on, as
+// in controller-runtime, so that every transform sees the kind.
 //
 // Structured objects of any Go type registered in the scheme, the
 // operator's own kubebuilder types included, are decoded once into their Go

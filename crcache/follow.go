@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/kubeinformers/informers/internal/bridge"
+	"github.com/kubeinformers/informers/internal/served"
 )
 
 // This file is what WithAPIDiscovery adds to the cache: kinds that come
@@ -55,7 +56,7 @@ type followInformer struct {
 	checker     *polledDone
 
 	mu       sync.Mutex
-	inner    cache.Informer // nil until the kind is served
+	served   cache.Informer // the entry's overSlots; nil until the kind is served
 	handlers []*followRegistration
 	indexers []toolscache.Indexers
 }
@@ -65,7 +66,7 @@ var _ cache.Informer = &followInformer{}
 func newFollowInformer(c *Cache, e *entry, obj runtime.Object) *followInformer {
 	f := &followInformer{c: c, e: e, obj: obj, closed: make(chan struct{})}
 	if len(e.slots) > 0 {
-		f.inner = e.inner
+		f.served = e.overSlots
 	}
 	return f
 }
@@ -73,26 +74,28 @@ func newFollowInformer(c *Cache, e *entry, obj runtime.Object) *followInformer {
 func (f *followInformer) close() { close(f.closed) }
 
 // resolve waits until the mapper knows the entry's kind, then builds and
-// starts its informers and attaches what was given meanwhile. It asks
-// every 500 ms at first, growing to every 5 s, as the factory's discovery
-// does; it logs one line when it starts waiting and one when it is done.
+// starts its informers and attaches what was given meanwhile. It waits
+// through the cache's served.Checker, whose one paced poller per group
+// version the factory's discovery uses too; it asks the mapper after each
+// answer that serves the kind. It logs one line when it starts waiting and
+// one when it is done.
 func (f *followInformer) resolve(ctx context.Context) {
 	gvk := f.e.key.gvk
 	log := klog.FromContext(ctx).WithValues("kind", gvk.String())
 	log.Info("crcache: no resource serves the kind: the cache waits for it, with none of its objects (WithAPIDiscovery)")
-	delay := 500 * time.Millisecond
-	for {
-		t := time.NewTimer(delay)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
 		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
 		case <-f.closed:
-			t.Stop()
-			return
-		case <-t.C:
+			cancel()
+		case <-ctx.Done():
 		}
-		delay = min(2*delay, 5*time.Second)
+	}()
+	for {
+		if f.c.servedChecker().WaitKind(ctx, gvk) != nil {
+			return
+		}
 		mapping, err := f.c.config.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
 			continue
@@ -104,6 +107,11 @@ func (f *followInformer) resolve(ctx context.Context) {
 		}
 		err = f.c.buildSlots(f.e, mapping, f.obj)
 		if err == nil {
+			// Attached before the informers start and before c.mu is
+			// released: whoever sees the slots sees them attached, and a
+			// handler or indexer given meanwhile waits for f.mu, then
+			// goes to them once.
+			f.attach()
 			f.c.startSlots(f.e)
 		}
 		f.c.mu.Unlock()
@@ -111,26 +119,31 @@ func (f *followInformer) resolve(ctx context.Context) {
 			log.Error(err, "crcache: the kind is served, but the cache cannot build its informer")
 			return
 		}
-		f.attach()
 		log.Info("crcache: the kind is served: the cache lists and watches it", "resource", mapping.Resource.String())
 		return
 	}
 }
 
+// servedChecker is the cache's served.Checker, built at the first wait.
+func (c *Cache) servedChecker() *served.Checker {
+	c.servedOnce.Do(func() { c.served = served.New(c.clientset.Discovery()) })
+	return c.served
+}
+
 // attach hands the entry's new informer the handlers and indexers given
-// while the kind was not served.
+// while the kind was not served. The caller holds c.mu.
 func (f *followInformer) attach() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.inner = f.e.inner
+	f.served = f.e.overSlots
 	for _, ix := range f.indexers {
-		if err := f.inner.AddIndexers(ix); err != nil {
+		if err := f.served.AddIndexers(ix); err != nil {
 			klog.Background().Error(err, "crcache: adding indexers", "kind", f.e.key.gvk.String())
 		}
 	}
 	f.indexers = nil
 	for _, r := range f.handlers {
-		reg, err := f.inner.AddEventHandlerWithOptions(r.handler, r.options)
+		reg, err := f.served.AddEventHandlerWithOptions(r.handler, r.options)
 		if err != nil {
 			klog.Background().Error(err, "crcache: adding an event handler", "kind", f.e.key.gvk.String())
 			continue
@@ -149,7 +162,7 @@ func (f *followInformer) waits() bool {
 	}
 	for _, si := range f.e.slots {
 		b, ok := si.factory.(bridge.Factory)
-		if !ok || !b.WaitsForResource(f.e.resource) {
+		if !ok || !bridge.WaitsForResource(b, f.e.resource) {
 			return false
 		}
 	}
@@ -159,7 +172,7 @@ func (f *followInformer) waits() bool {
 func (f *followInformer) current() cache.Informer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.inner
+	return f.served
 }
 
 func (f *followInformer) AddEventHandler(handler toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
@@ -174,8 +187,8 @@ func (f *followInformer) AddEventHandlerWithOptions(handler toolscache.ResourceE
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r := &followRegistration{f: f, handler: handler, options: options}
-	if f.inner != nil {
-		reg, err := f.inner.AddEventHandlerWithOptions(handler, options)
+	if f.served != nil {
+		reg, err := f.served.AddEventHandlerWithOptions(handler, options)
 		if err != nil {
 			return nil, err
 		}
@@ -193,8 +206,8 @@ func (f *followInformer) RemoveEventHandler(handle toolscache.ResourceEventHandl
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.handlers = slices.DeleteFunc(f.handlers, func(h *followRegistration) bool { return h == r })
-	if reg := r.getReal(); reg != nil && f.inner != nil {
-		return f.inner.RemoveEventHandler(reg)
+	if reg := r.getReal(); reg != nil && f.served != nil {
+		return f.served.RemoveEventHandler(reg)
 	}
 	return nil
 }
@@ -202,8 +215,8 @@ func (f *followInformer) RemoveEventHandler(handle toolscache.ResourceEventHandl
 func (f *followInformer) AddIndexers(indexers toolscache.Indexers) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.inner != nil {
-		return f.inner.AddIndexers(indexers)
+	if f.served != nil {
+		return f.served.AddIndexers(indexers)
 	}
 	f.indexers = append(f.indexers, indexers)
 	return nil
@@ -212,8 +225,8 @@ func (f *followInformer) AddIndexers(indexers toolscache.Indexers) error {
 // HasSynced is true while the kind is not served, and afterwards once
 // the informer has synced or waits for its resource again.
 func (f *followInformer) HasSynced() bool {
-	inner := f.current()
-	return inner == nil || inner.HasSynced() || f.waits()
+	served := f.current()
+	return served == nil || served.HasSynced() || f.waits()
 }
 
 func (f *followInformer) HasSyncedChecker() toolscache.DoneChecker {
@@ -224,8 +237,8 @@ func (f *followInformer) HasSyncedChecker() toolscache.DoneChecker {
 }
 
 func (f *followInformer) IsStopped() bool {
-	inner := f.current()
-	return inner != nil && inner.IsStopped()
+	served := f.current()
+	return served != nil && served.IsStopped()
 }
 
 // followRegistration is a handler of a followInformer: synced while the

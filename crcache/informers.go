@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,10 +79,11 @@ type entry struct {
 	// slots is empty while the kind waits to be served (follow.go); c.mu
 	// guards it and every slot's namespaces.
 	slots []*slotInformer
-	// inner is the informer over the slots; informer is what GetInformer
-	// returns: inner, or follow.
-	inner    cache.Informer
-	informer cache.Informer
+	// overSlots is the informer over the slots (the one slot's, or a
+	// multiInformer); informer is what GetInformer returns: overSlots,
+	// or follow.
+	overSlots cache.Informer
+	informer  cache.Informer
 	// follow is set under WithAPIDiscovery: the entry's informer then
 	// reports synced while its resource is not served.
 	follow *followInformer
@@ -151,7 +153,7 @@ func (c *Cache) addInformerToMap(key entryKey, obj runtime.Object) (*entry, bool
 	default:
 		return nil, c.started, err
 	}
-	e.informer = e.inner
+	e.informer = e.overSlots
 	if c.config.settings.APIDiscovery {
 		e.follow = newFollowInformer(c, e, obj)
 		e.informer = e.follow
@@ -182,11 +184,12 @@ func (c *Cache) buildSlots(e *entry, mapping *meta.RESTMapping, obj runtime.Obje
 			s.namespaces = nil
 		}
 		si := &slotInformer{slot: s}
+		parts := c.partsOf(e, s)
 		var err error
 		if c.config.newInformer != nil {
-			si.informer, err = c.customInformer(e.key, mapping, s, obj)
+			si.informer, err = c.customInformer(e, parts, obj)
 		} else {
-			si.factory, si.informer, err = c.factoryInformer(e.key, mapping.Resource, s, e.namespaced, metricsLabel(c.config.name, e.key, i, len(planned)))
+			si.factory, si.informer, err = c.factoryInformer(e, parts, metricsLabel(c.config.name, e.key, i, len(planned)))
 		}
 		if err != nil {
 			return abandon(slots, fmt.Errorf("crcache: %v: %w", e.key.gvk, err))
@@ -199,9 +202,9 @@ func (c *Cache) buildSlots(e *entry, mapping *meta.RESTMapping, obj runtime.Obje
 		}
 	}
 	e.slots = slots
-	e.inner = slots[0].informer
+	e.overSlots = slots[0].informer
 	if len(slots) > 1 {
-		e.inner = &multiInformer{entry: e, done: c.done}
+		e.overSlots = &multiInformer{entry: e, done: c.done}
 	}
 	return nil
 }
@@ -237,42 +240,67 @@ func (c *Cache) splitForCustom(slots []slot) []slot {
 	return out
 }
 
-// factoryInformer builds the factory of one slot and its only informer.
-// The factory options come first; the cache's own, after them, fold in
-// what those set (settings) that the cache must see too.
-func (c *Cache) factoryInformer(key entryKey, resource schema.GroupVersionResource, s slot, namespaced bool, label string) (informers.Factory, toolscache.SharedIndexInformer, error) {
-	settings := c.config.settings
-	transform := s.config.transform
-	if transform == nil {
-		transform = settings.Transform
+// parts is what the informer of one slot is built from, whichever path
+// builds it (the factory's, or Options.NewInformer's): assembled once, by
+// partsOf, as controller-runtime's one addInformerToMap does.
+type parts struct {
+	// namespaces are those the informer lists and watches: nil for every
+	// namespace, or for the factory options' own; else restricted, if
+	// set, the one its field selector requires (restrictedNamespace).
+	namespaces []string
+	restricted string
+	// tweak is the factory options' tweak, then the slot's selectors;
+	// transform the slot's, else the factory options'.
+	tweak     func(*metav1.ListOptions)
+	transform toolscache.TransformFunc
+	resync    time.Duration
+	// metadata is the metadata client, whose lists and watches say the
+	// kind (gvk.go).
+	metadata metadata.Interface
+}
+
+// partsOf assembles the parts of the informer of slot s of e.
+func (c *Cache) partsOf(e *entry, s slot) parts {
+	p := parts{
+		tweak:     s.config.tweak,
+		transform: s.config.transform,
+		resync:    jitter(s.config.syncPeriod),
+		metadata:  kindedMetadata{Interface: c.metadata, resource: e.resource, gvk: e.key.gvk},
 	}
-	if key.form == formMetadata {
-		// The metadata client's objects say PartialObjectMetadata;
-		// controller-runtime's say the kind they are of.
-		transform = withGVK(key.gvk, transform)
-	}
-	tweak := s.config.tweak
-	if user := settings.Tweak; user != nil {
-		tweak = func(opts *metav1.ListOptions) {
+	if user := c.config.settings.Tweak; user != nil {
+		p.tweak = func(opts *metav1.ListOptions) {
 			user(opts)
 			s.config.tweak(opts)
 		}
 	}
+	if p.transform == nil {
+		p.transform = c.config.settings.Transform
+	}
+	// The factory path leaves the factory options' namespaces to them.
+	if e.namespaced && (c.config.settings.Namespaces == nil || c.config.newInformer != nil) {
+		p.namespaces, p.restricted = s.namespaces, s.restrictedNamespace()
+	}
+	return p
+}
+
+// factoryInformer builds the factory of one slot and its only informer.
+// The factory options come first; the cache's own, after them, fold in
+// what those set (settings) that the cache must see too.
+func (c *Cache) factoryInformer(e *entry, p parts, label string) (informers.Factory, toolscache.SharedIndexInformer, error) {
+	key, resource, settings := e.key, e.resource, c.config.settings
 	options := append(slices.Clip(c.config.options),
 		informers.WithDynamicClient(c.dynamic),
-		informers.WithMetadataClient(c.metadata),
-		informers.WithTweakListOptions(tweak),
+		informers.WithMetadataClient(p.metadata),
+		informers.WithTweakListOptions(p.tweak),
 	)
-	if transform != nil {
-		options = append(options, informers.WithTransform(transform))
+	if p.transform != nil {
+		options = append(options, informers.WithTransform(p.transform))
 	}
 	switch {
-	case !namespaced || settings.Namespaces != nil:
-		// Cluster-scoped, or the factory options' namespaces.
-	case s.namespaces != nil:
-		options = append(options, informers.WithNamespaces(s.namespaces...))
-	case s.restrictedNamespace() != "":
-		options = append(options, informers.WithNamespace(s.restrictedNamespace()))
+	case p.namespaces != nil:
+		options = append(options, informers.WithNamespaces(p.namespaces...))
+	case p.restricted != "":
+		options = append(options, informers.WithNamespace(p.restricted))
 	}
 	if key.form == formUnstructured {
 		options = append(options, informers.WithDynamicBuiltIns())
@@ -287,7 +315,7 @@ func (c *Cache) factoryInformer(key entryKey, resource schema.GroupVersionResour
 			options = append(options, informers.WithInformerName(nil))
 		}
 	}
-	factory, err := informers.New(c.clientset, jitter(s.config.syncPeriod), options...)
+	factory, err := informers.New(c.clientset, p.resync, options...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -303,7 +331,7 @@ func (c *Cache) factoryInformer(key entryKey, resource schema.GroupVersionResour
 			return nil, nil, err
 		}
 	}
-	informer, err := c.informerOf(factory, key, resource, namespaced)
+	informer, err := c.informerOf(factory, key, resource, e.namespaced)
 	if err != nil {
 		factory.Shutdown() // never started: nothing of it stays
 		return nil, nil, err
@@ -362,19 +390,6 @@ func (c *Cache) informerOf(factory informers.Factory, key entryKey, resource sch
 	}
 	i, _ := host.ResolveBound(r)
 	return i, nil
-}
-
-// withGVK sets gvk on metadata-only objects before transform runs.
-func withGVK(gvk schema.GroupVersionKind, transform toolscache.TransformFunc) toolscache.TransformFunc {
-	return func(obj any) (any, error) {
-		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-			m.SetGroupVersionKind(gvk)
-		}
-		if transform == nil {
-			return obj, nil
-		}
-		return transform(obj)
-	}
 }
 
 // jitter spreads resyncs over ±10% of period, as controller-runtime does,
@@ -481,11 +496,7 @@ func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cach
 	if err != nil {
 		return nil, err
 	}
-	e, _, err := c.getEntry(ctx, gvk, obj, false, blocks(opts))
-	if err != nil {
-		return nil, err
-	}
-	return e.informer, nil
+	return c.informerOfKind(ctx, gvk, obj, opts)
 }
 
 // GetInformerForKind is GetInformer for the structured objects of gvk, a
@@ -495,6 +506,12 @@ func (c *Cache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionK
 	if err != nil {
 		return nil, err
 	}
+	return c.informerOfKind(ctx, gvk, obj, opts)
+}
+
+// informerOfKind is the informer of gvk in obj's form, as GetInformer
+// returns it.
+func (c *Cache) informerOfKind(ctx context.Context, gvk schema.GroupVersionKind, obj runtime.Object, opts []cache.InformerGetOption) (cache.Informer, error) {
 	e, _, err := c.getEntry(ctx, gvk, obj, false, blocks(opts))
 	if err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -69,10 +70,10 @@ type slot struct {
 // plan is how the cache watches the kinds it applies to: the default one
 // for every kind, or a kind's own from [cache.Options.ByObject].
 type plan struct {
-	// namespaces, if not empty, are the slots of a namespaced kind.
-	namespaces []slot
+	// perNamespace, if not empty, are the slots of a namespaced kind.
+	perNamespace []slot
 	// all is the slot of a cluster-scoped kind, and of a namespaced one
-	// when namespaces is empty.
+	// when perNamespace is empty.
 	all watchConfig
 	// ownNamespaces is whether the ByObject entry of the kind sets
 	// Namespaces, which a cluster-scoped kind must not; example is that
@@ -89,8 +90,8 @@ func errClusterScopedNamespaces(obj runtime.Object) error {
 
 // slots returns the slots of a kind of the given scope.
 func (p plan) slots(namespaced bool) []slot {
-	if namespaced && len(p.namespaces) > 0 {
-		return p.namespaces
+	if namespaced && len(p.perNamespace) > 0 {
+		return p.perNamespace
 	}
 	return []slot{{config: p.all}}
 }
@@ -99,10 +100,10 @@ func (p plan) slots(namespaced bool) []slot {
 // that holds namespace's objects: one of that namespace, or of every
 // namespace.
 func (p plan) routes(namespace string) bool {
-	if len(p.namespaces) == 0 {
+	if len(p.perNamespace) == 0 {
 		return true
 	}
-	for _, s := range p.namespaces {
+	for _, s := range p.perNamespace {
 		if s.namespaces == nil || slices.Contains(s.namespaces, namespace) {
 			return true
 		}
@@ -114,7 +115,7 @@ func (p plan) routes(namespace string) bool {
 // changes, those of the default plan's slot that follows them; nil if
 // none does.
 func (c *config) followedNamespaces() []string {
-	for _, s := range c.defaults.namespaces {
+	for _, s := range c.defaults.perNamespace {
 		if s.follows {
 			return s.namespaces
 		}
@@ -206,7 +207,7 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 		EnableWatchBookmarks:  opts.DefaultEnableWatchBookmarks,
 		SyncPeriod:            opts.SyncPeriod,
 	}
-	if err := conflicts(opts, settings); err != nil {
+	if err := conflicts(opts, settings, c.scheme, c.mapper); err != nil {
 		return nil, err
 	}
 	c.defaults = plan{all: resolve(global)}
@@ -214,9 +215,9 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 	case settings.Namespaces != nil:
 		// The factory options' namespaces: the factories get them from
 		// those options, so the slot only routes reads.
-		c.defaults.namespaces = []slot{{namespaces: settings.Namespaces, follows: true, config: c.defaults.all}}
+		c.defaults.perNamespace = []slot{{namespaces: settings.Namespaces, follows: true, config: c.defaults.all}}
 	default:
-		c.defaults.namespaces = namespaceSlots(opts.DefaultNamespaces, global, nil, true)
+		c.defaults.perNamespace = namespaceSlots(opts.DefaultNamespaces, global, nil, true, nil)
 	}
 
 	for obj, byObject := range opts.ByObject {
@@ -250,13 +251,13 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 		switch {
 		case !namespaced:
 		case byObject.Namespaces == nil && settings.Namespaces != nil:
-			p.namespaces = []slot{{namespaces: settings.Namespaces, follows: true, config: p.all}}
+			p.perNamespace = []slot{{namespaces: settings.Namespaces, follows: true, config: p.all}}
 		case byObject.Namespaces == nil:
-			p.namespaces = namespaceSlots(opts.DefaultNamespaces, global, &own, true)
+			p.perNamespace = namespaceSlots(opts.DefaultNamespaces, global, &own, true, nil)
 		case settings.Namespaces != nil && len(byObject.Namespaces) > 0:
 			return nil, fmt.Errorf("crcache: cache.Options.ByObject[%T].Namespaces and the factory option WithNamespace or WithNamespaces both set namespaces; set them in one place", obj)
 		default:
-			p.namespaces = namespaceSlots(byObject.Namespaces, global, &own, false, opts.DefaultNamespaces)
+			p.perNamespace = namespaceSlots(byObject.Namespaces, global, &own, false, opts.DefaultNamespaces)
 		}
 		c.byObject[gvk] = p
 	}
@@ -269,7 +270,7 @@ func resolveOptions(restConfig *rest.Config, opts cache.Options, options []infor
 // then from global. Namespaces that set nothing of their own share one
 // slot, which follows the cache's namespaces if follows; the
 // AllNamespaces key watches every namespace but the others configured.
-func namespaceSlots(configured map[string]cache.Config, global cache.Config, own *cache.Config, follows bool, defaultNamespaces ...map[string]cache.Config) []slot {
+func namespaceSlots(configured map[string]cache.Config, global cache.Config, own *cache.Config, follows bool, defaultNamespaces map[string]cache.Config) []slot {
 	var shared []string
 	var slots []slot
 	for _, ns := range slices.Sorted(maps.Keys(configured)) {
@@ -281,10 +282,8 @@ func namespaceSlots(configured map[string]cache.Config, global cache.Config, own
 		if own != nil {
 			cfg = withDefaults(cfg, *own)
 		}
-		for _, d := range defaultNamespaces {
-			if nsDefaults, ok := d[ns]; ok {
-				cfg = withDefaults(cfg, nsDefaults)
-			}
+		if nsDefaults, ok := defaultNamespaces[ns]; ok {
+			cfg = withDefaults(cfg, nsDefaults)
 		}
 		cfg = withDefaults(cfg, global)
 		if ns != metav1.NamespaceAll {
@@ -318,13 +317,9 @@ func namespaceSlots(configured map[string]cache.Config, global cache.Config, own
 }
 
 // hasOwn is whether a DefaultNamespaces entry of ns sets anything.
-func hasOwn(ns string, defaultNamespaces []map[string]cache.Config) bool {
-	for _, d := range defaultNamespaces {
-		if cfg, ok := d[ns]; ok && !isZero(cfg) {
-			return true
-		}
-	}
-	return false
+func hasOwn(ns string, defaultNamespaces map[string]cache.Config) bool {
+	cfg, ok := defaultNamespaces[ns]
+	return ok && !isZero(cfg)
 }
 
 // isZero is whether cfg sets nothing.
@@ -333,46 +328,128 @@ func isZero(cfg cache.Config) bool {
 		cfg.UnsafeDisableDeepCopy == nil && cfg.EnableWatchBookmarks == nil && cfg.SyncPeriod == nil
 }
 
+// made is which settings of one resource a side (cache.Options, or the
+// factory options) makes.
+type made struct {
+	namespaces, selectors, transform, resync bool
+}
+
+func madeBy(cfgs ...cache.Config) made {
+	var m made
+	for _, cfg := range cfgs {
+		m.selectors = m.selectors || cfg.LabelSelector != nil || cfg.FieldSelector != nil
+		m.transform = m.transform || cfg.Transform != nil
+		m.resync = m.resync || cfg.SyncPeriod != nil
+	}
+	return m
+}
+
+func (m made) or(o made) made {
+	return made{m.namespaces || o.namespaces, m.selectors || o.selectors, m.transform || o.transform, m.resync || o.resync}
+}
+
+// byObjectMade is what one ByObject entry makes, for its kind's resource.
+type byObjectMade struct {
+	name     string // "ByObject[*v1.Pod]"
+	typ      reflect.Type
+	resource schema.GroupVersionResource
+	made     made
+}
+
 // conflicts names each setting that opts and the factory options both
-// make: the namespaces, the selectors (a tweak of every request) and the
-// transform. Either may make it; both would leave one of them unused.
-func conflicts(opts cache.Options, s bridge.Settings) error {
-	var selectors, transforms bool
-	configs := []cache.Config{{LabelSelector: opts.DefaultLabelSelector, FieldSelector: opts.DefaultFieldSelector, Transform: opts.DefaultTransform}}
+// make for one resource: its namespaces, its selectors (a tweak changes
+// the requests too), its transform and its resync period. Either may make
+// it; both would leave one of them unused. A ByObject entry is compared
+// with the factory options of its kind's resource, from mapper; a kind
+// the mapper does not know yet (WithAPIDiscovery waits for its CRD) with
+// the resource its kind's name gives, as the CRD's plural usually is.
+// Options.NewInformer informers get the factory options' tweak and
+// transform; the settings of WithResourceOptions and
+// WithCustomResyncConfig, which only the factory's informers apply, are
+// refused beside it.
+func conflicts(opts cache.Options, s bridge.Settings, scheme *runtime.Scheme, mapper meta.RESTMapper) error {
+	defaults := []cache.Config{{LabelSelector: opts.DefaultLabelSelector, FieldSelector: opts.DefaultFieldSelector, Transform: opts.DefaultTransform, SyncPeriod: opts.SyncPeriod}}
 	for _, cfg := range opts.DefaultNamespaces {
-		configs = append(configs, cfg)
+		defaults = append(defaults, cfg)
 	}
-	for _, b := range opts.ByObject {
-		configs = append(configs, cache.Config{LabelSelector: b.Label, FieldSelector: b.Field, Transform: b.Transform})
-		for _, cfg := range b.Namespaces {
-			configs = append(configs, cfg)
+	every := madeBy(defaults...)
+	every.namespaces = opts.DefaultNamespaces != nil
+	var byObject []byObjectMade
+	for obj, b := range opts.ByObject {
+		gvk, err := apiutil.GVKForObject(obj, scheme)
+		if err != nil {
+			return fmt.Errorf("crcache: failed to get GVK for type %T: %w", obj, err)
 		}
+		var resource schema.GroupVersionResource
+		switch mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); {
+		case err == nil:
+			resource = mapping.Resource
+		case meta.IsNoMatchError(err):
+			resource, _ = meta.UnsafeGuessKindToResource(gvk)
+		default:
+			return fmt.Errorf("crcache: failed to map %T to its resource: %w", obj, err)
+		}
+		cfgs := []cache.Config{{LabelSelector: b.Label, FieldSelector: b.Field, Transform: b.Transform, SyncPeriod: b.SyncPeriod}}
+		for _, cfg := range b.Namespaces {
+			cfgs = append(cfgs, cfg)
+		}
+		m := madeBy(cfgs...)
+		m.namespaces = len(b.Namespaces) > 0
+		byObject = append(byObject, byObjectMade{name: fmt.Sprintf("ByObject[%T]", obj), typ: reflect.TypeOf(obj), resource: resource, made: m})
 	}
-	for _, cfg := range configs {
-		selectors = selectors || cfg.LabelSelector != nil || cfg.FieldSelector != nil
-		transforms = transforms || cfg.Transform != nil
-	}
+	slices.SortFunc(byObject, func(a, b byObjectMade) int { return strings.Compare(a.name, b.name) })
+
 	var errs []error
-	if s.Namespaces != nil && opts.DefaultNamespaces != nil {
-		errs = append(errs, errors.New("cache.Options.DefaultNamespaces and the factory option WithNamespace or WithNamespaces both set the namespaces"))
+	both := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if s.Namespaces != nil && every.namespaces {
+		both("cache.Options.DefaultNamespaces and the factory option WithNamespace or WithNamespaces both set the namespaces")
 	}
-	if s.Tweak != nil && selectors {
-		errs = append(errs, errors.New("cache.Options' label or field selectors (Default*Selector, DefaultNamespaces or ByObject) and the factory option WithTweakListOptions both change the requests"))
+	if s.Tweak != nil && every.selectors {
+		both("cache.Options' label or field selectors (Default*Selector or DefaultNamespaces) and the factory option WithTweakListOptions both change the requests")
 	}
-	if s.Transform != nil && transforms {
-		errs = append(errs, errors.New("cache.Options' transform (DefaultTransform, DefaultNamespaces or ByObject) and the factory option WithTransform both set the transform"))
+	if s.Transform != nil && every.transform {
+		both("cache.Options' transform (DefaultTransform or DefaultNamespaces) and the factory option WithTransform both set the transform")
+	}
+	if len(s.CustomResync) > 0 && every.resync {
+		both("cache.Options' SyncPeriod (or DefaultNamespaces') and the factory option WithCustomResyncConfig both set the resync period")
+	}
+	for _, b := range byObject {
+		if s.Tweak != nil && b.made.selectors {
+			both("cache.Options.%s's label or field selectors and the factory option WithTweakListOptions both change the requests of %v", b.name, b.resource)
+		}
+		if s.Transform != nil && b.made.transform {
+			both("cache.Options.%s.Transform and the factory option WithTransform both set the transform of %v", b.name, b.resource)
+		}
+		if b.made.resync && slices.Contains(s.CustomResync, b.typ) {
+			both("cache.Options.%s.SyncPeriod and the factory option WithCustomResyncConfig both set the resync period of %v", b.name, b.typ)
+		}
 	}
 	for _, resource := range slices.SortedFunc(maps.Keys(s.Resources), func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) }) {
 		r := s.Resources[resource]
-		if r.Namespaces && opts.DefaultNamespaces != nil {
-			errs = append(errs, fmt.Errorf("cache.Options.DefaultNamespaces and WithResourceOptions(%v).Namespaces both set its namespaces", resource))
+		where, m := "cache.Options (Default*, SyncPeriod, DefaultNamespaces)", every
+		for _, b := range byObject {
+			if b.resource == resource {
+				where, m = "cache.Options (Default*, SyncPeriod, DefaultNamespaces or "+b.name+")", m.or(b.made)
+			}
 		}
-		if (r.Selectors || r.Tweak) && selectors {
-			errs = append(errs, fmt.Errorf("cache.Options' label or field selectors and WithResourceOptions(%v)'s selectors or TweakListOptions both change its requests", resource))
+		if r.Namespaces && m.namespaces {
+			both("%s and WithResourceOptions(%v).Namespaces both set its namespaces", where, resource)
 		}
-		if r.Transform && transforms {
-			errs = append(errs, fmt.Errorf("cache.Options' transform and WithResourceOptions(%v).Transform both set its transform", resource))
+		if (r.Selectors || r.Tweak) && m.selectors {
+			both("%s and WithResourceOptions(%v)'s selectors or TweakListOptions both change its requests", where, resource)
 		}
+		if r.Transform && m.transform {
+			both("%s and WithResourceOptions(%v).Transform both set its transform", where, resource)
+		}
+		if r.Resync && m.resync {
+			both("%s and WithResourceOptions(%v).ResyncPeriod both set its resync period", where, resource)
+		}
+		if opts.NewInformer != nil {
+			both("cache.Options.NewInformer builds informers no factory runs, which WithResourceOptions(%v) cannot apply to", resource)
+		}
+	}
+	if opts.NewInformer != nil && len(s.CustomResync) > 0 {
+		both("cache.Options.NewInformer builds informers no factory runs, which WithCustomResyncConfig cannot apply to")
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("crcache: %w; set each in one place", errors.Join(errs...))

@@ -17,6 +17,7 @@ limitations under the License.
 package crcache
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -182,6 +184,7 @@ func TestResolvePrecedence(t *testing.T) {
 
 func TestResolveRefusesBothWays(t *testing.T) {
 	pods := corev1.SchemeGroupVersion.WithResource("pods")
+	hour := time.Hour
 	tests := []struct {
 		name     string
 		opts     cache.Options
@@ -213,6 +216,46 @@ func TestResolveRefusesBothWays(t *testing.T) {
 		settings: bridge.Settings{Namespaces: []string{"b"}},
 		want:     []string{"ByObject[*v1.Pod].Namespaces", "WithNamespace"},
 	}, {
+		name:     "ByObject namespaces beside the resource's own namespaces",
+		opts:     cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Namespaces: map[string]cache.Config{"a": {}}}}},
+		settings: bridge.Settings{Resources: map[schema.GroupVersionResource]bridge.ResourceSettings{pods: {Namespaces: true}}},
+		want:     []string{"ByObject[*v1.Pod]", "WithResourceOptions(/v1, Resource=pods).Namespaces"},
+	}, {
+		name:     "ByObject selectors beside the resource's tweak",
+		opts:     cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.Everything()}}},
+		settings: bridge.Settings{Resources: map[schema.GroupVersionResource]bridge.ResourceSettings{pods: {Tweak: true}}},
+		want:     []string{"ByObject[*v1.Pod]", "WithResourceOptions(/v1, Resource=pods)'s selectors or TweakListOptions"},
+	}, {
+		name:     "SyncPeriod beside a resource's ResyncPeriod",
+		opts:     cache.Options{SyncPeriod: &hour},
+		settings: bridge.Settings{Resources: map[schema.GroupVersionResource]bridge.ResourceSettings{pods: {Resync: true}}},
+		want:     []string{"Default*", "WithResourceOptions(/v1, Resource=pods).ResyncPeriod"},
+	}, {
+		name:     "ByObject SyncPeriod beside the resource's ResyncPeriod",
+		opts:     cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {SyncPeriod: &hour}}},
+		settings: bridge.Settings{Resources: map[schema.GroupVersionResource]bridge.ResourceSettings{pods: {Resync: true}}},
+		want:     []string{"ByObject[*v1.Pod]", "WithResourceOptions(/v1, Resource=pods).ResyncPeriod"},
+	}, {
+		name:     "SyncPeriod beside WithCustomResyncConfig",
+		opts:     cache.Options{SyncPeriod: &hour},
+		settings: bridge.Settings{CustomResync: []reflect.Type{reflect.TypeFor[*corev1.Pod]()}},
+		want:     []string{"SyncPeriod", "WithCustomResyncConfig"},
+	}, {
+		name:     "ByObject SyncPeriod beside WithCustomResyncConfig of its type",
+		opts:     cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {SyncPeriod: &hour}}},
+		settings: bridge.Settings{CustomResync: []reflect.Type{reflect.TypeFor[*corev1.Pod]()}},
+		want:     []string{"ByObject[*v1.Pod].SyncPeriod", "WithCustomResyncConfig", "*v1.Pod"},
+	}, {
+		name:     "NewInformer beside WithResourceOptions",
+		opts:     cache.Options{NewInformer: toolscache.NewSharedIndexInformer},
+		settings: bridge.Settings{Resources: map[schema.GroupVersionResource]bridge.ResourceSettings{pods: {Transform: true}}},
+		want:     []string{"NewInformer", "WithResourceOptions(/v1, Resource=pods)"},
+	}, {
+		name:     "NewInformer beside WithCustomResyncConfig",
+		opts:     cache.Options{NewInformer: toolscache.NewSharedIndexInformer},
+		settings: bridge.Settings{CustomResync: []reflect.Type{reflect.TypeFor[*corev1.Pod]()}},
+		want:     []string{"NewInformer", "WithCustomResyncConfig"},
+	}, {
 		name: "ByObject namespaces of a cluster-scoped kind",
 		opts: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Node{}: {Namespaces: map[string]cache.Config{"a": {}}}}},
 		want: []string{"*v1.Node is not namespaced"},
@@ -230,6 +273,60 @@ func TestResolveRefusesBothWays(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestResolveAcceptsOtherResources: a setting of cache.Options for one kind
+// and a factory option of another resource are no conflict.
+func TestResolveAcceptsOtherResources(t *testing.T) {
+	configMaps := corev1.SchemeGroupVersion.WithResource("configmaps")
+	nodes := corev1.SchemeGroupVersion.WithResource("nodes")
+	hour := time.Hour
+	tests := []struct {
+		name     string
+		opts     cache.Options
+		settings bridge.Settings
+	}{{
+		name:     "a kind's selectors, another resource's tweak",
+		opts:     cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.Everything()}}},
+		settings: bridge.Settings{Resources: map[schema.GroupVersionResource]bridge.ResourceSettings{configMaps: {Tweak: true, Selectors: true}}},
+	}, {
+		name:     "a kind's transform, another resource's",
+		opts:     cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: cache.TransformStripManagedFields()}}},
+		settings: bridge.Settings{Resources: map[schema.GroupVersionResource]bridge.ResourceSettings{nodes: {Transform: true}}},
+	}, {
+		name:     "a kind's namespaces, another resource's",
+		opts:     cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Namespaces: map[string]cache.Config{"a": {}}}}},
+		settings: bridge.Settings{Resources: map[schema.GroupVersionResource]bridge.ResourceSettings{configMaps: {Namespaces: true}}},
+	}, {
+		name:     "a kind's resync, another type's",
+		opts:     cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {SyncPeriod: &hour}}},
+		settings: bridge.Settings{CustomResync: []reflect.Type{reflect.TypeFor[*corev1.Node]()}, Resources: map[schema.GroupVersionResource]bridge.ResourceSettings{nodes: {Resync: true}}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.Mapper, tt.opts.Scheme = mapper(), scheme.Scheme
+			if _, err := resolveOptions(&rest.Config{Host: "https://example.invalid"}, tt.opts, nil, tt.settings); err != nil {
+				t.Errorf("refused: %v", err)
+			}
+		})
+	}
+}
+
+// TestNewCacheRefusesResyncBothWays: the factory options' resync periods
+// reach the check through the probe.
+func TestNewCacheRefusesResyncBothWays(t *testing.T) {
+	cfg := &rest.Config{Host: "https://example.invalid"}
+	hour := time.Hour
+	pods := corev1.SchemeGroupVersion.WithResource("pods")
+	for name, option := range map[string]informers.SharedInformerOption{
+		"WithResourceOptions(/v1, Resource=pods).ResyncPeriod": informers.WithResourceOptions(pods, informers.ResourceOptions{ResyncPeriod: time.Minute}),
+		"WithCustomResyncConfig":                               informers.WithCustomResyncConfig(map[metav1.Object]time.Duration{&corev1.Pod{}: time.Minute}),
+	} {
+		_, err := NewCache(option)(cfg, cache.Options{Mapper: mapper(), SyncPeriod: &hour})
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "SyncPeriod") {
+			t.Errorf("%s beside SyncPeriod: err = %v, want one naming both", name, err)
+		}
 	}
 }
 

@@ -298,7 +298,7 @@ func (c *Cache) widen(f follower, union, added []string, started bool) error {
 	for _, ns := range added {
 		var failed error
 		err := wait.PollUntilContextCancel(c.ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
-			listed, err := b.NamespaceListed(f.resource, ns)
+			listed, err := bridge.NamespaceListed(b, f.resource, ns)
 			failed = err
 			return listed || err != nil, nil
 		})
@@ -329,10 +329,10 @@ func (c *Cache) restore(widened map[informers.Factory]bool, old []string) error 
 // c.mu.
 func (c *Cache) switchNamespaces(namespaces []string) {
 	follow := func(p plan) plan {
-		p.namespaces = slices.Clone(p.namespaces)
-		for i := range p.namespaces {
-			if p.namespaces[i].follows {
-				p.namespaces[i].namespaces = namespaces
+		p.perNamespace = slices.Clone(p.perNamespace)
+		for i := range p.perNamespace {
+			if p.perNamespace[i].follows {
+				p.perNamespace[i].namespaces = namespaces
 			}
 		}
 		return p
@@ -360,12 +360,12 @@ func (c *Cache) namespacesChangeable(namespaces []string) error {
 		return errors.New("the cache has stopped")
 	}
 	if c.config.followedNamespaces() == nil {
-		if len(c.config.defaults.namespaces) == 0 {
+		if len(c.config.defaults.perNamespace) == 0 {
 			return errors.New("the cache watches every namespace (give DefaultNamespaces, or the factory option WithNamespaces, to change them later)")
 		}
 		return errors.New("the cache's namespaces have settings of their own (DefaultNamespaces values that set anything, or the AllNamespaces key)")
 	}
-	for _, s := range c.config.defaults.namespaces {
+	for _, s := range c.config.defaults.perNamespace {
 		for _, ns := range s.namespaces {
 			if !s.follows && slices.Contains(namespaces, ns) {
 				return fmt.Errorf("namespace %q has settings of its own (its DefaultNamespaces entry), which SetNamespaces does not change: leave it out, it stays in the cache with them", ns)

@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -31,6 +32,7 @@ import (
 
 	informers "github.com/kubeinformers/informers"
 	"github.com/kubeinformers/informers/crcache"
+	internalbudget "github.com/kubeinformers/informers/internal/budget"
 )
 
 // memoryStatuser is what this library's factories and crcache report
@@ -83,7 +85,14 @@ func runBudget(ctx context.Context, cfg *rest.Config) (*running, error) {
 			if err := cc.Ready(); err != nil {
 				why = err.Error()
 			}
-			return &running{count: func() int { return 0 }, budget: budget, stopped: why, stoppedAt: int64(s.Objects), keep: c}, nil
+			// The store is released when the budget stops it, so
+			// s.Objects is 0 by now: the objects it had seen are
+			// in the stop's error.
+			var stop *internalbudget.Stopped
+			if !errors.As(s.Stopped, &stop) {
+				return nil, fmt.Errorf("stopped with %w, not a budget's stop", s.Stopped)
+			}
+			return &running{count: func() int { return 0 }, budget: budget, stopped: why, stoppedAt: int64(stop.Objects), keep: c}, nil
 		}
 		if inf.HasSynced() {
 			r := &running{count: func() int {

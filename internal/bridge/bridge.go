@@ -24,10 +24,15 @@ limitations under the License.
 package bridge
 
 import (
+	"errors"
+	"fmt"
+	"reflect"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinformers/informers/internal/budget"
+	"github.com/kubeinformers/informers/internal/informer"
 	"github.com/kubeinformers/informers/internalinterfaces"
 )
 
@@ -35,23 +40,15 @@ import (
 type Factory interface {
 	// BridgeSettings returns the settings the factory's options made.
 	BridgeSettings() Settings
-	// WaitsForResource reports whether the factory holds an informer of
-	// resource and every one of them waits for the server to serve it
-	// (WithAPIDiscovery).
-	WaitsForResource(resource schema.GroupVersionResource) bool
-	// NamespaceListed reports whether every informer of resource whose
-	// namespaces follow the factory's set (SetNamespaces) has synced
-	// namespace; while one has not, the last error of its list or watch
-	// of namespace, if any.
-	NamespaceListed(resource schema.GroupVersionResource, namespace string) (bool, error)
+	// Informers returns the informers the factory holds for resource, in
+	// every form; WaitsForResource, NamespaceListed and OverBudget ask
+	// them.
+	Informers(resource schema.GroupVersionResource) []Informer
 	// BorrowName makes the factory report this module's metrics under
 	// label, and leaves its informer name (WithInformerName, which
 	// several factories share) to the caller: Shutdown does not release
 	// it. Call it before the factory builds an informer.
 	BorrowName(label string)
-	// OverBudget returns why the factory's informers of resource are
-	// stopped over a memory budget, or nil.
-	OverBudget(resource schema.GroupVersionResource) error
 	// SetResourceMemoryBudget is the factory's.
 	SetResourceMemoryBudget(resource schema.GroupVersionResource, bytes int64) error
 }
@@ -66,6 +63,8 @@ type Settings struct {
 	// WithTransform, or nil.
 	Tweak     internalinterfaces.TweakListOptionsFunc
 	Transform cache.TransformFunc
+	// CustomResync are the types of WithCustomResyncConfig, in no order.
+	CustomResync []reflect.Type
 	// APIDiscovery is whether WithAPIDiscovery was given.
 	APIDiscovery bool
 	// InformerName is that of WithInformerName, or nil.
@@ -80,5 +79,56 @@ type Settings struct {
 // ResourceSettings says which settings of one resource's
 // ResourceOptions are set.
 type ResourceSettings struct {
-	Namespaces, Selectors, Tweak, Transform bool
+	Namespaces, Selectors, Tweak, Transform, Resync bool
+}
+
+// Informer is one informer a factory holds, as Factory.Informers returns
+// it.
+type Informer struct {
+	// Name names it in errors (the root's InformerID).
+	Name  string
+	Hooks *informer.Hooks
+	// FollowsSet says its namespaces follow the factory's set
+	// (SetNamespaces).
+	FollowsSet bool
+}
+
+// WaitsForResource reports whether f holds an informer of resource and
+// every one of them waits for the server to serve it (WithAPIDiscovery).
+func WaitsForResource(f Factory, resource schema.GroupVersionResource) bool {
+	all := f.Informers(resource)
+	for _, i := range all {
+		if !i.Hooks.Absent() {
+			return false
+		}
+	}
+	return len(all) > 0
+}
+
+// NamespaceListed reports whether every informer of resource whose
+// namespaces follow f's set (SetNamespaces) has synced namespace; while
+// one has not, the last error of its list or watch of namespace, if any.
+func NamespaceListed(f Factory, resource schema.GroupVersionResource, namespace string) (bool, error) {
+	listed := true
+	for _, i := range f.Informers(resource) {
+		if !i.FollowsSet {
+			continue
+		}
+		ok, err := i.Hooks.NamespaceListed(namespace)
+		if err != nil {
+			return false, fmt.Errorf("%s: namespace %s: %w", i.Name, namespace, err)
+		}
+		listed = listed && ok
+	}
+	return listed, nil
+}
+
+// OverBudget returns why f's informers of resource are stopped over a
+// memory budget, or nil.
+func OverBudget(f Factory, resource schema.GroupVersionResource) error {
+	var errs []error
+	for _, i := range f.Informers(resource) {
+		errs = append(errs, i.Hooks.Stopped())
+	}
+	return errors.Join(errs...)
 }

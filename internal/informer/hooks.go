@@ -174,7 +174,7 @@ func (h *Hooks) wire(cfg *listwatch.Config, source string) {
 	cfg.Streams = &h.Streams
 	cfg.Absent = func(absent bool) { h.absence.set(source, absent) }
 	cfg.Forbidden = func(err error) { h.logForbidden(source, err) }
-	cfg.Budget = h.Budget
+	cfg.Budget, cfg.Released = h.Budget, h.Metrics.Released
 }
 
 // watchErrors records the errors of an informer's watch stream, which

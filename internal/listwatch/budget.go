@@ -93,7 +93,11 @@ func (b *budgeted) release() {
 		return
 	}
 	if store := b.cfg.Store(); store != nil {
+		n := len(store.ListKeys())
 		_ = store.Replace(nil, "") // a store's Replace of nothing does not fail
+		if b.cfg.Released != nil {
+			b.cfg.Released(n) // no handler saw them go: the metrics must
+		}
 	}
 }
 

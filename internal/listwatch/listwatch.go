@@ -169,6 +169,9 @@ type Config struct {
 	// Budget, if set, is the informer's memory budget, which its lists
 	// and watches keep to (budget.go).
 	Budget *budget.Account
+	// Released, if set, is told how many objects a budget stop took out
+	// of the cache, past its handlers (budget.go).
+	Released func(n int)
 }
 
 // New returns the ListWatch for cfg.

@@ -93,6 +93,9 @@ type Hooks struct {
 	memory *memsize.Meter
 	// Lag measures the informer's handlers.
 	Lag Lag
+	// counter counts the informer's events while it runs under a
+	// provider (Run).
+	counter atomic.Pointer[eventCounter]
 }
 
 // NewHooks returns the hooks of an informer of a factory whose shard
@@ -153,7 +156,9 @@ func (h *Hooks) Run(informer cache.SharedIndexInformer, synced <-chan struct{}) 
 		return func() {}, nil
 	}
 	h.Lag.arrivals.on.Store(true)
-	_, err = informer.AddEventHandler(&eventCounter{m: m, memory: h.memory})
+	counter := &eventCounter{m: m, memory: h.memory}
+	h.counter.Store(counter)
+	_, err = informer.AddEventHandler(counter)
 	started := time.Now()
 	stopCh, ended := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -169,6 +174,20 @@ func (h *Hooks) Run(informer cache.SharedIndexInformer, synced <-chan struct{}) 
 		close(stopCh)
 		<-ended
 	}, err
+}
+
+// Released reports that n objects left the informer's cache past its
+// handlers (a memory budget's stop empties it), so that the objects and
+// bytes gauges, which follow the handlers' events, drop them too.
+func (h *Hooks) Released(n int) {
+	c := h.counter.Load()
+	if c == nil || n == 0 {
+		return
+	}
+	for range n {
+		c.m.Objects.Dec()
+	}
+	c.setBytes(c.objects.Add(-int64(n)))
 }
 
 // Drop deletes the informer's series, once it has stopped.

@@ -56,6 +56,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,12 +117,22 @@ func (c *Checker) Served(gvr schema.GroupVersionResource) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return slices.Contains(resources, gvr.Resource), nil
+	return slices.ContainsFunc(resources, named(gvr.Resource)), nil
+}
+
+// named matches the resource called name.
+func named(name string) func(metav1.APIResource) bool {
+	return func(r metav1.APIResource) bool { return r.Name == name }
+}
+
+// ofKind matches a resource, not a subresource, of kind.
+func ofKind(kind string) func(metav1.APIResource) bool {
+	return func(r metav1.APIResource) bool { return r.Kind == kind && !strings.Contains(r.Name, "/") }
 }
 
 // resources asks discovery, at once, for the resources the server serves
 // in gv: none, without an error, for a group version it does not serve.
-func (c *Checker) resources(gv schema.GroupVersion) ([]string, error) {
+func (c *Checker) resources(gv schema.GroupVersion) ([]metav1.APIResource, error) {
 	c.asked(gv, time.Now())
 	list, err := c.discovery.ServerResourcesForGroupVersion(gv.String())
 	if apierrors.IsNotFound(err) {
@@ -130,11 +141,7 @@ func (c *Checker) resources(gv schema.GroupVersion) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discovery of %s: %w", gv, err)
 	}
-	names := make([]string, 0, len(list.APIResources))
-	for _, r := range list.APIResources {
-		names = append(names, r.Name)
-	}
-	return names, nil
+	return list.APIResources, nil
 }
 
 // asked records a request for gv made at now, and sets the interval
@@ -170,7 +177,18 @@ func (c *Checker) delay(gv schema.GroupVersion, now time.Time) time.Duration {
 // ctx is done first. Waiters of one group version share one poller; it
 // stops when the last of them returns.
 func (c *Checker) Wait(ctx context.Context, gvr schema.GroupVersionResource) error {
-	p := c.join(gvr.GroupVersion())
+	return c.wait(ctx, gvr.GroupVersion(), named(gvr.Resource))
+}
+
+// WaitKind is Wait for a resource of gvk, for a caller that knows the kind
+// and not yet its resource (a REST mapper does not know a kind before it
+// is served).
+func (c *Checker) WaitKind(ctx context.Context, gvk schema.GroupVersionKind) error {
+	return c.wait(ctx, gvk.GroupVersion(), ofKind(gvk.Kind))
+}
+
+func (c *Checker) wait(ctx context.Context, gv schema.GroupVersion, match func(metav1.APIResource) bool) error {
+	p := c.join(gv)
 	defer c.leave(p)
 	// Only an answer given after Wait was called counts: a caller whose
 	// request just answered 404 must not take an older answer for a yes
@@ -184,7 +202,7 @@ func (c *Checker) Wait(ctx context.Context, gvr schema.GroupVersionResource) err
 		}
 		answered = p.answered.Next()
 		p.mu.Lock()
-		served := slices.Contains(p.resources, gvr.Resource)
+		served := slices.ContainsFunc(p.resources, match)
 		p.mu.Unlock()
 		if served {
 			return nil
@@ -201,7 +219,7 @@ type poller struct {
 	answered wake.Signal
 
 	mu        sync.Mutex
-	resources []string
+	resources []metav1.APIResource
 }
 
 func (c *Checker) join(gv schema.GroupVersion) *poller {

@@ -51,7 +51,7 @@ func (d *fakeDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIRe
 	case !d.served || gv != widgets.GroupVersion().String():
 		return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
 	}
-	return &metav1.APIResourceList{APIResources: []metav1.APIResource{{Name: "widgets/status"}, {Name: "widgets"}}}, nil
+	return &metav1.APIResourceList{APIResources: []metav1.APIResource{{Name: "widgets/status", Kind: "Widget"}, {Name: "widgets/scale", Kind: "Scale"}, {Name: "widgets", Kind: "Widget"}}}, nil
 }
 
 func (d *fakeDiscovery) set(served, fail bool) {
@@ -128,6 +128,46 @@ func TestWait(t *testing.T) {
 	ccancel(cause)
 	if err := c.Wait(cctx, widgets); !errors.Is(err, cause) {
 		t.Errorf("Wait with a cancelled context = %v, want its cause", err)
+	}
+}
+
+// TestWaitKind: a waiter for a kind returns once a resource of that kind
+// is served; a subresource's kind (Scale) is no resource of it.
+func TestWaitKind(t *testing.T) {
+	d := &fakeDiscovery{}
+	c := NewWithIntervals(d, time.Millisecond, 5*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	widget := widgets.GroupVersion().WithKind("Widget")
+	scale := widgets.GroupVersion().WithKind("Scale")
+	widgetDone := make(chan error, 1)
+	go func() { widgetDone <- c.WaitKind(ctx, widget) }()
+	sctx, scancel := context.WithCancel(ctx)
+	scaleDone := make(chan error, 1)
+	go func() { scaleDone <- c.WaitKind(sctx, scale) }()
+	for d.asked.Load() < 5 {
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-widgetDone:
+		t.Fatalf("WaitKind returned before the kind was served: %v", err)
+	default:
+	}
+	d.set(true, false)
+	if err := <-widgetDone; err != nil {
+		t.Fatalf("WaitKind(Widget) = %v", err)
+	}
+	for n := d.asked.Load() + 5; d.asked.Load() < n; {
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-scaleDone:
+		t.Fatalf("WaitKind(Scale) returned for a subresource: %v", err)
+	default:
+	}
+	scancel()
+	if err := <-scaleDone; !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitKind(Scale) after cancel = %v", err)
 	}
 }
 

@@ -96,7 +96,8 @@ func TestMemoryBytes(t *testing.T) {
 	}
 	sources := []source{
 		{"factory", fLabel, f.MemoryStatus},
-		{"crcache", cLabel, crc.(*crcache.Cache).MemoryStatus},
+		// crcache reports each informer under the cache's name, its form and kind.
+		{"crcache", cLabel + "/structured/Pod.v1", crc.(*crcache.Cache).MemoryStatus},
 	}
 	// check waits until each source's Pod informer holds want objects and
 	// its gauge equals MemoryStatus's bytes, and returns the bytes.
