@@ -112,6 +112,20 @@ func (p *Pool) Set(limit int64) error {
 	return nil
 }
 
+// Choose is what a factory's budget option, option(value), does: pool,
+// which the option made with err, becomes the factory's, which held
+// current (nil: none). On err, or when the factory had a budget already,
+// current stays and the error names the option.
+func Choose(current, pool *Pool, err error, option string, value any) (*Pool, error) {
+	if err == nil && current != nil {
+		err = errors.New("a memory budget was given already: give one")
+	}
+	if err != nil {
+		return current, fmt.Errorf("%s(%v): %w", option, value, err)
+	}
+	return pool, nil
+}
+
 // SetLimit sets the pool's limit (0: none) and makes every informer of the
 // pool that stopped over a budget try again.
 func (p *Pool) SetLimit(limit int64) {

@@ -181,3 +181,21 @@ func TestNarrowing(t *testing.T) {
 		}
 	}
 }
+
+// TestChoose: a factory's first budget option is its pool; a second, or a
+// bad one, leaves the pool it had and names the option.
+func TestChoose(t *testing.T) {
+	first, second := NewPool(1<<20), NewPool(2<<20)
+	if got, err := Choose(nil, first, nil, "WithMemoryBudget", 1<<20); got != first || err != nil {
+		t.Fatalf("first option: %p, %v; want the first pool, no error", got, err)
+	}
+	got, err := Choose(first, second, nil, "WithMemoryBudget", 2<<20)
+	if got != first || err == nil || !strings.Contains(err.Error(), "WithMemoryBudget(2097152): a memory budget was given already") {
+		t.Errorf("second option: %p, %v; want the first pool and an error naming the option", got, err)
+	}
+	bad := errors.New("not positive")
+	got, err = Choose(nil, nil, bad, "WithMemoryBudgetFraction", 1.5)
+	if got != nil || !errors.Is(err, bad) || !strings.Contains(err.Error(), "WithMemoryBudgetFraction(1.5)") {
+		t.Errorf("bad option: %p, %v; want no pool and the error naming the option", got, err)
+	}
+}
