@@ -211,15 +211,3 @@ func (f *sharedInformerFactory) startShardMetrics() *meter.Shard {
 	}
 	return f.metrics.StartShard(meter.NewShard(p, f.metrics.Name(f.informerName)))
 }
-
-// dropAllMetrics deletes the series of every informer of the factory and
-// of its shard, once Shutdown has stopped them.
-func (f *sharedInformerFactory) dropAllMetrics() {
-	f.lock.Lock()
-	var hooks []*meter.Hooks
-	for _, e := range f.all() {
-		hooks = append(hooks, e.hooks.Metrics)
-	}
-	f.lock.Unlock()
-	f.metrics.Drop(hooks)
-}

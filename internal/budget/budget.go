@@ -212,6 +212,7 @@ type Account struct {
 	counts  map[string]int
 	charged int64
 	stopped *Stopped
+	closed  bool
 	// done is closed when the account stops; wake when it is told to
 	// retry. Each is replaced by a fresh one at the other.
 	done, wake chan struct{}
@@ -259,6 +260,7 @@ func (a *Account) Close() {
 	}
 	a.mu.Lock()
 	a.release()
+	a.closed = true
 	a.mu.Unlock()
 	if a.pool != nil {
 		a.pool.mu.Lock()
@@ -409,6 +411,30 @@ func (a *Account) release() {
 	}
 	a.charged = 0
 	clear(a.counts)
+}
+
+// Charge records that the informer holds d more objects (d < 0: fewer;
+// 0: their estimate per object changed) where its budget cannot stop it:
+// an informer built by InformerFor's newFunc, whose list and watch are its
+// own. Their estimate counts in the pool, so that the pool's other
+// informers stop before the sum passes its limit; this one never stops.
+// After Close it does nothing.
+func (a *Account) Charge(d int) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return
+	}
+	n := max(0, a.counts[""]+d)
+	a.counts[""] = n
+	bytes := int64(n) * a.perObject()
+	if a.pool != nil {
+		a.pool.used.Add(bytes - a.charged)
+	}
+	a.charged = bytes
 }
 
 // Forget drops what source holds: its namespace is no longer watched.

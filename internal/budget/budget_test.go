@@ -199,3 +199,34 @@ func TestChoose(t *testing.T) {
 		t.Errorf("bad option: %p, %v; want no pool and the error naming the option", got, err)
 	}
 }
+
+// TestChargeNeverStops: an account that is charged (an informer the budget
+// cannot stop) counts in its pool past the limit without stopping, and
+// stops the pool's others; its estimate per object is charged anew on
+// each change; once closed, it gives all back and is charged no more.
+func TestChargeNeverStops(t *testing.T) {
+	p := NewPool(1000)
+	m := &fixedMeter{per: 100}
+	own := NewAccount(Config{Resource: "own", Pool: p, Limit: 500, Meter: m})
+	other := NewAccount(Config{Resource: "other", Pool: p, Meter: &fixedMeter{per: 100}})
+	for range 12 {
+		own.Charge(1)
+	}
+	if own.Stopped() != nil || p.Used() != 1200 {
+		t.Fatalf("12 objects charged: stopped %v, pool used %d; want not stopped, 1200", own.Stopped(), p.Used())
+	}
+	if err := other.Set("", 1); !errors.Is(err, ErrOverBudget) {
+		t.Errorf("another informer's first object in a pool already over: %v, want a stop", err)
+	}
+	own.Charge(-4)
+	m.per = 50
+	own.Charge(0)
+	if p.Used() != 400 {
+		t.Errorf("8 objects at 50 bytes: pool used %d, want 400", p.Used())
+	}
+	own.Close()
+	own.Charge(3)
+	if p.Used() != 0 {
+		t.Errorf("closed: pool used %d, want 0", p.Used())
+	}
+}

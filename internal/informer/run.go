@@ -93,3 +93,16 @@ func (h *Hooks) StartMetrics(m *meter.Informer, informer cache.SharedIndexInform
 	}
 	return h.Metrics.Start(target, informer.HasSyncedChecker().Done(), name)
 }
+
+// ShutDown releases, once the informers of a factory that shut down have
+// returned, what they hold beyond their goroutines: their metrics series
+// and the factory's (m), and their share of a memory budget, which other
+// factories may share (crcache builds several from one option).
+func ShutDown(hooks []*Hooks, m *meter.Factory) {
+	ms := make([]*meter.Hooks, len(hooks))
+	for i, h := range hooks {
+		ms[i] = h.Metrics
+		h.Budget.Close()
+	}
+	m.Drop(ms)
+}
