@@ -79,6 +79,17 @@ type gaugeFixture struct {
 
 func newGaugeFixture(t *testing.T, name string, a, b int, opts ...informers.SharedInformerOption) *gaugeFixture {
 	t.Helper()
+	g, _ := newGaugeFactory(t, name, a, b, append(opts, informers.WithNamespaces("a", "b"))...)
+	g.pods = g.f.Core().V1().Pods().Informer()
+	g.f.Start(g.ctx.Done())
+	return g
+}
+
+// newGaugeFactory returns a factory named name over fake Pods, a of
+// namespace a and b of namespace b, reporting into a memoryProvider; the
+// caller sets pods and starts it.
+func newGaugeFactory(t *testing.T, name string, a, b int, opts ...informers.SharedInformerOption) (*gaugeFixture, *fake.Clientset) {
+	t.Helper()
 	p := memoryProvider{newMemProvider()}
 	withProvider(t, p)
 	client := fake.NewClientset()
@@ -91,19 +102,17 @@ func newGaugeFixture(t *testing.T, name string, a, b int, opts ...informers.Shar
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := informers.New(client, 0, append(opts, informers.WithNamespaces("a", "b"), informers.WithInformerName(in))...)
+	f, err := informers.New(client, 0, append(opts, informers.WithInformerName(in))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(func() { cancel(); f.Shutdown() })
-	pods := f.Core().V1().Pods().Informer()
-	f.Start(ctx.Done())
 	resource := corev1.SchemeGroupVersion.WithResource("pods")
-	return &gaugeFixture{t: t, ctx: ctx, p: p, f: f, pods: pods,
+	return &gaugeFixture{t: t, ctx: ctx, p: p, f: f,
 		id:     informers.MetricsID{Factory: name, Form: informers.FormTyped, Resource: resource},
 		status: informers.InformerID{Form: informers.FormTyped, Resource: resource, Type: reflect.TypeFor[*corev1.Pod]()},
-	}
+	}, client
 }
 
 // poll waits until cond holds, or fails naming what.
@@ -180,36 +189,15 @@ func TestGaugesGoWithARemovedInformer(t *testing.T) {
 // memoryProvider, and waits for its sync.
 func newFuncPods(t *testing.T, name string, n int, opts ...informers.SharedInformerOption) (*gaugeFixture, *fake.Clientset) {
 	t.Helper()
-	p := memoryProvider{newMemProvider()}
-	withProvider(t, p)
-	client := fake.NewClientset()
-	for _, pod := range append(tenantPods("a", n), tenantPods("b", 3)...) {
-		if err := client.Tracker().Add(pod); err != nil {
-			t.Fatal(err)
-		}
-	}
-	in, err := cache.NewInformerName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := informers.New(client, 0, append(opts, informers.WithInformerName(in))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(func() { cancel(); f.Shutdown() })
-	pods := f.InformerFor(&corev1.Pod{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+	g, client := newGaugeFactory(t, name, n, 3, opts...)
+	g.pods = g.f.InformerFor(&corev1.Pod{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		return upstreamcorev1.NewPodInformer(c, "", resync, cache.Indexers{})
 	})
-	f.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
+	g.f.Start(g.ctx.Done())
+	if !cache.WaitForCacheSync(g.ctx.Done(), g.pods.HasSynced) {
 		t.Fatal("the newFunc Pods informer did not sync")
 	}
-	resource := corev1.SchemeGroupVersion.WithResource("pods")
-	return &gaugeFixture{t: t, ctx: ctx, p: p, f: f, pods: pods,
-		id:     informers.MetricsID{Factory: name, Form: informers.FormTyped, Resource: resource},
-		status: informers.InformerID{Form: informers.FormTyped, Resource: resource, Type: reflect.TypeFor[*corev1.Pod]()},
-	}, client
+	return g, client
 }
 
 // TestNewFuncInformerBytes: an informer built by InformerFor's newFunc has
