@@ -253,19 +253,29 @@ func NewAccount(cfg Config) *Account {
 }
 
 // Close releases what the account holds of its pool and leaves the pool:
-// the informer was removed.
+// the informer was removed, or its factory shut down. The pool's informers
+// stopped over its limit try again, as when it is raised: the room it
+// gave back may hold them.
 func (a *Account) Close() {
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
+	freed := a.charged > 0
 	a.release()
 	a.closed = true
 	a.mu.Unlock()
-	if a.pool != nil {
-		a.pool.mu.Lock()
-		delete(a.pool.accounts, a)
-		a.pool.mu.Unlock()
+	if a.pool == nil {
+		return
+	}
+	a.pool.mu.Lock()
+	delete(a.pool.accounts, a)
+	others := slices.Collect(maps.Keys(a.pool.accounts))
+	a.pool.mu.Unlock()
+	for _, o := range others {
+		if st := o.StoppedAt(); freed && st != nil && st.Shared {
+			o.Retry()
+		}
 	}
 }
 

@@ -230,3 +230,32 @@ func TestChargeNeverStops(t *testing.T) {
 		t.Errorf("closed: pool used %d, want 0", p.Used())
 	}
 }
+
+// TestCloseRetriesTheShared: an informer stopped over the pool's limit
+// tries again when another one closes and gives back what it held; one
+// stopped over its own budget does not.
+func TestCloseRetriesTheShared(t *testing.T) {
+	p := NewPool(1000)
+	a := NewAccount(Config{Resource: "a", Pool: p, Meter: &fixedMeter{per: 100}})
+	b := NewAccount(Config{Resource: "b", Pool: p, Meter: &fixedMeter{per: 100}})
+	own := NewAccount(Config{Resource: "own", Pool: p, Limit: 200, Meter: &fixedMeter{per: 100}})
+	if err := a.Set("", 6); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Set("", 5); !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("b beside a: %v, want a stop", err)
+	}
+	if err := own.Set("", 3); !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("own over its 200 bytes: %v, want a stop", err)
+	}
+	a.Close()
+	if b.Stopped() != nil {
+		t.Errorf("a closed, giving back 600 bytes: b still stopped: %v", b.Stopped())
+	}
+	if own.Stopped() == nil {
+		t.Error("a closed: own, stopped over its own budget, tries again")
+	}
+	if err := b.Set("", 5); err != nil {
+		t.Errorf("b's 5 objects alone in the pool: %v", err)
+	}
+}
