@@ -67,20 +67,28 @@ func mkBudgetSecrets(t *testing.T, c *tcx, ns string) {
 	}
 }
 
+// budgetFactory sets up the test with budgetSecrets Secrets and 5
+// ConfigMaps (their keys) in its namespace, and a factory of that
+// namespace with a 128 KiB budget.
+func budgetFactory(t *testing.T) (*tcx, informers.Factory, []string) {
+	t.Helper()
+	c := setup(t)
+	checkLeaks(t)
+	mkBudgetSecrets(t, c, c.ns)
+	keys := mkConfigMaps(t, c, c.ns, "small", 5)
+	f, err := informers.New(c.client, 0, informers.WithNamespace(c.ns), informers.WithMemoryBudget(128<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, f, keys
+}
+
 // TestMemoryBudgetFactory: the Secret informer of a factory with a
 // 128 KiB budget stops while it fills, with Ready and its lister saying
 // why; the ConfigMap informer syncs and keeps following changes; raising
 // the budget brings the Secrets back.
 func TestMemoryBudgetFactory(t *testing.T) {
-	c := setup(t)
-	checkLeaks(t)
-	mkBudgetSecrets(t, c, c.ns)
-	keys := mkConfigMaps(t, c, c.ns, "small", 5)
-
-	f, err := informers.New(c.client, 0, informers.WithNamespace(c.ns), informers.WithMemoryBudget(128<<10))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, f, keys := budgetFactory(t)
 	secrets, cms := f.Core().V1().Secrets(), f.Core().V1().ConfigMaps()
 	secrets.Informer()
 	cms.Informer()
@@ -246,15 +254,7 @@ func TestMemoryBudgetRemovedKindGivesBack(t *testing.T) {
 // budget cannot hold, stops, naming what the others hold; raising the
 // budget brings the ConfigMaps.
 func TestMemoryBudgetNewFuncInformer(t *testing.T) {
-	c := setup(t)
-	checkLeaks(t)
-	mkBudgetSecrets(t, c, c.ns)
-	keys := mkConfigMaps(t, c, c.ns, "small", 5)
-
-	f, err := informers.New(c.client, 0, informers.WithNamespace(c.ns), informers.WithMemoryBudget(128<<10))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, f, keys := budgetFactory(t)
 	secrets := f.InformerFor(&corev1.Secret{}, func(client kubernetes.Interface, resync time.Duration) toolscache.SharedIndexInformer {
 		return upstreamcorev1.NewSecretInformer(client, c.ns, resync, toolscache.Indexers{})
 	})
