@@ -17,7 +17,6 @@ limitations under the License.
 package informers
 
 import (
-	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -54,13 +53,9 @@ func WithMemoryBudgetFraction(fraction float64) SharedInformerOption {
 
 func withPool(option string, value any, pool *budget.Pool, err error) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		if err == nil && f.memoryPool != nil {
-			err = errors.New("a memory budget was given already: give one")
-		}
-		if err != nil {
-			f.invalid(fmt.Errorf("%s(%v): %w", option, value, err))
-		} else {
-			f.memoryPool = pool
+		var bad error
+		if f.memoryPool, bad = budget.Choose(f.memoryPool, pool, err, option, value); bad != nil {
+			f.invalid(bad)
 		}
 		return f
 	}

@@ -209,3 +209,34 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestShutdownGivesBackItsBudget: factories built from one budget option
+// share its pool, as crcache's are; one that shuts down gives back what
+// its informers held of it, so that the next fills the whole budget.
+func TestShutdownGivesBackItsBudget(t *testing.T) {
+	opt := WithMemoryBudget(1 << 20)
+	for i := range 2 {
+		f, err := New(fake.NewClientset(budgetObjects(300)...), 0, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods := f.Core().V1().Pods().Informer()
+		stop := make(chan struct{})
+		f.Start(stop)
+		waitFor(t, fmt.Sprintf("factory %d's 300 Pods", i), func() bool {
+			if err := f.Ready(); err != nil && errors.Is(err, ErrOverMemoryBudget) {
+				t.Fatalf("factory %d: %v (the pool holds %d bytes)", i, err, f.(*sharedInformerFactory).memoryPool.Used())
+			}
+			return pods.HasSynced() && len(pods.GetStore().ListKeys()) == 300
+		})
+		pool := f.(*sharedInformerFactory).memoryPool
+		if used, est := pool.Used(), f.MemoryStatus(); used <= 0 || len(est) != 1 {
+			t.Fatalf("factory %d: the pool holds %d bytes for %+v", i, used, est)
+		}
+		close(stop)
+		f.Shutdown()
+		if used := pool.Used(); used != 0 {
+			t.Errorf("factory %d shut down: the pool still holds %d bytes of it", i, used)
+		}
+	}
+}

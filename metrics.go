@@ -198,18 +198,8 @@ func (f *sharedInformerFactory) startMetrics(e *entry) func() {
 	if id.Resource.Resource == "" && e.id.Type != nil {
 		id.Resource = schema.GroupVersionResource{Resource: e.id.Type.String()}
 	}
-	e.hooks.Metrics.Report(meter.NewInformer(p, id)) // internal/meter/provider.go
-	e.hooks.Metrics.OverBudget(e.hooks.Stopped() != nil)
-	if e.refused != nil {
-		return nil // never runs: synced stays 0
-	}
-	// The counting handler goes on the informer itself, past the lag
-	// wrapping of the factory's wrapper.
-	target := e.informer
-	if e.base != nil {
-		target = e.base.SharedIndexInformer
-	}
-	return e.hooks.Metrics.Start(target, e.informer.HasSyncedChecker().Done(), e.id)
+	// internal/meter/provider.go, internal/informer/run.go
+	return e.hooks.StartMetrics(meter.NewInformer(p, id), e.informer, e.base, e.refused != nil, e.id)
 }
 
 // startShardMetrics starts the factory's shard metrics if a provider is
@@ -220,16 +210,4 @@ func (f *sharedInformerFactory) startShardMetrics() *meter.Shard {
 		return nil
 	}
 	return f.metrics.StartShard(meter.NewShard(p, f.metrics.Name(f.informerName)))
-}
-
-// dropAllMetrics deletes the series of every informer of the factory and
-// of its shard, once Shutdown has stopped them.
-func (f *sharedInformerFactory) dropAllMetrics() {
-	f.lock.Lock()
-	var hooks []*meter.Hooks
-	for _, e := range f.all() {
-		hooks = append(hooks, e.hooks.Metrics)
-	}
-	f.lock.Unlock()
-	f.metrics.Drop(hooks)
 }

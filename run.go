@@ -71,7 +71,13 @@ func (f *sharedInformerFactory) Shutdown() {
 	f.lock.Unlock()
 
 	f.wg.Wait()
-	f.dropAllMetrics() // metrics.go
+	f.lock.Lock()
+	var hooks []*informer.Hooks
+	for _, e := range f.all() {
+		hooks = append(hooks, e.hooks)
+	}
+	f.lock.Unlock()
+	informer.ShutDown(hooks, &f.metrics) // internal/informer/run.go: metrics, memory budget
 	if !f.nameBorrowed {
 		f.informerName.Release()
 	}

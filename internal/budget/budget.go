@@ -112,6 +112,20 @@ func (p *Pool) Set(limit int64) error {
 	return nil
 }
 
+// Choose is what a factory's budget option, option(value), does: pool,
+// which the option made with err, becomes the factory's, which held
+// current (nil: none). On err, or when the factory had a budget already,
+// current stays and the error names the option.
+func Choose(current, pool *Pool, err error, option string, value any) (*Pool, error) {
+	if err == nil && current != nil {
+		err = errors.New("a memory budget was given already: give one")
+	}
+	if err != nil {
+		return current, fmt.Errorf("%s(%v): %w", option, value, err)
+	}
+	return pool, nil
+}
+
 // SetLimit sets the pool's limit (0: none) and makes every informer of the
 // pool that stopped over a budget try again.
 func (p *Pool) SetLimit(limit int64) {
@@ -198,6 +212,7 @@ type Account struct {
 	counts  map[string]int
 	charged int64
 	stopped *Stopped
+	closed  bool
 	// done is closed when the account stops; wake when it is told to
 	// retry. Each is replaced by a fresh one at the other.
 	done, wake chan struct{}
@@ -238,18 +253,29 @@ func NewAccount(cfg Config) *Account {
 }
 
 // Close releases what the account holds of its pool and leaves the pool:
-// the informer was removed.
+// the informer was removed, or its factory shut down. The pool's informers
+// stopped over its limit try again, as when it is raised: the room it
+// gave back may hold them.
 func (a *Account) Close() {
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
+	freed := a.charged > 0
 	a.release()
+	a.closed = true
 	a.mu.Unlock()
-	if a.pool != nil {
-		a.pool.mu.Lock()
-		delete(a.pool.accounts, a)
-		a.pool.mu.Unlock()
+	if a.pool == nil {
+		return
+	}
+	a.pool.mu.Lock()
+	delete(a.pool.accounts, a)
+	others := slices.Collect(maps.Keys(a.pool.accounts))
+	a.pool.mu.Unlock()
+	for _, o := range others {
+		if st := o.StoppedAt(); freed && st != nil && st.Shared {
+			o.Retry()
+		}
 	}
 }
 
@@ -395,6 +421,30 @@ func (a *Account) release() {
 	}
 	a.charged = 0
 	clear(a.counts)
+}
+
+// Charge records that the informer holds d more objects (d < 0: fewer;
+// 0: their estimate per object changed) where its budget cannot stop it:
+// an informer built by InformerFor's newFunc, whose list and watch are its
+// own. Their estimate counts in the pool, so that the pool's other
+// informers stop before the sum passes its limit; this one never stops.
+// After Close it does nothing.
+func (a *Account) Charge(d int) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return
+	}
+	n := max(0, a.counts[""]+d)
+	a.counts[""] = n
+	bytes := int64(n) * a.perObject()
+	if a.pool != nil {
+		a.pool.used.Add(bytes - a.charged)
+	}
+	a.charged = bytes
 }
 
 // Forget drops what source holds: its namespace is no longer watched.

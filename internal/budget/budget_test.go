@@ -181,3 +181,81 @@ func TestNarrowing(t *testing.T) {
 		}
 	}
 }
+
+// TestChoose: a factory's first budget option is its pool; a second, or a
+// bad one, leaves the pool it had and names the option.
+func TestChoose(t *testing.T) {
+	first, second := NewPool(1<<20), NewPool(2<<20)
+	if got, err := Choose(nil, first, nil, "WithMemoryBudget", 1<<20); got != first || err != nil {
+		t.Fatalf("first option: %p, %v; want the first pool, no error", got, err)
+	}
+	got, err := Choose(first, second, nil, "WithMemoryBudget", 2<<20)
+	if got != first || err == nil || !strings.Contains(err.Error(), "WithMemoryBudget(2097152): a memory budget was given already") {
+		t.Errorf("second option: %p, %v; want the first pool and an error naming the option", got, err)
+	}
+	bad := errors.New("not positive")
+	got, err = Choose(nil, nil, bad, "WithMemoryBudgetFraction", 1.5)
+	if got != nil || !errors.Is(err, bad) || !strings.Contains(err.Error(), "WithMemoryBudgetFraction(1.5)") {
+		t.Errorf("bad option: %p, %v; want no pool and the error naming the option", got, err)
+	}
+}
+
+// TestChargeNeverStops: an account that is charged (an informer the budget
+// cannot stop) counts in its pool past the limit without stopping, and
+// stops the pool's others; its estimate per object is charged anew on
+// each change; once closed, it gives all back and is charged no more.
+func TestChargeNeverStops(t *testing.T) {
+	p := NewPool(1000)
+	m := &fixedMeter{per: 100}
+	own := NewAccount(Config{Resource: "own", Pool: p, Limit: 500, Meter: m})
+	other := NewAccount(Config{Resource: "other", Pool: p, Meter: &fixedMeter{per: 100}})
+	for range 12 {
+		own.Charge(1)
+	}
+	if own.Stopped() != nil || p.Used() != 1200 {
+		t.Fatalf("12 objects charged: stopped %v, pool used %d; want not stopped, 1200", own.Stopped(), p.Used())
+	}
+	if err := other.Set("", 1); !errors.Is(err, ErrOverBudget) {
+		t.Errorf("another informer's first object in a pool already over: %v, want a stop", err)
+	}
+	own.Charge(-4)
+	m.per = 50
+	own.Charge(0)
+	if p.Used() != 400 {
+		t.Errorf("8 objects at 50 bytes: pool used %d, want 400", p.Used())
+	}
+	own.Close()
+	own.Charge(3)
+	if p.Used() != 0 {
+		t.Errorf("closed: pool used %d, want 0", p.Used())
+	}
+}
+
+// TestCloseRetriesTheShared: an informer stopped over the pool's limit
+// tries again when another one closes and gives back what it held; one
+// stopped over its own budget does not.
+func TestCloseRetriesTheShared(t *testing.T) {
+	p := NewPool(1000)
+	a := NewAccount(Config{Resource: "a", Pool: p, Meter: &fixedMeter{per: 100}})
+	b := NewAccount(Config{Resource: "b", Pool: p, Meter: &fixedMeter{per: 100}})
+	own := NewAccount(Config{Resource: "own", Pool: p, Limit: 200, Meter: &fixedMeter{per: 100}})
+	if err := a.Set("", 6); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Set("", 5); !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("b beside a: %v, want a stop", err)
+	}
+	if err := own.Set("", 3); !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("own over its 200 bytes: %v, want a stop", err)
+	}
+	a.Close()
+	if b.Stopped() != nil {
+		t.Errorf("a closed, giving back 600 bytes: b still stopped: %v", b.Stopped())
+	}
+	if own.Stopped() == nil {
+		t.Error("a closed: own, stopped over its own budget, tries again")
+	}
+	if err := b.Set("", 5); err != nil {
+		t.Errorf("b's 5 objects alone in the pool: %v", err)
+	}
+}

@@ -73,6 +73,7 @@ func Build(spec *Spec, h *Hooks) Built {
 	if spec.NewInformer != nil {
 		informer := spec.NewInformer(spec.Resync)
 		h.watchErrors(spec.Name, informer, "")
+		h.measure(spec.Name, informer) // memory.go
 		if spec.Transform != nil {
 			if err := informer.SetTransform(spec.Transform); err != nil {
 				// SetTransform only fails on a running informer, which

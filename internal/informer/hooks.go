@@ -149,6 +149,9 @@ func (h *Hooks) Notices() []string {
 	if st := h.Budget.StoppedAt(); st != nil {
 		out = append(out, st.Detail()) // the caller names the informer
 	}
+	if h.gate == nil && h.Budget.Limited() {
+		out = append(out, "built by InformerFor's newFunc, whose list and watch the factory does not run: its estimate counts toward the memory budget, which cannot stop it")
+	}
 	if h.absence.is() {
 		out = append(out, h.absence.reason())
 	}

@@ -16,7 +16,10 @@ limitations under the License.
 
 package informer
 
-import "k8s.io/client-go/tools/cache"
+import (
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
 
 // storeSamples is how many objects Memory observes from the store of an
 // informer whose objects its meter does not see entering it.
@@ -25,9 +28,10 @@ const storeSamples = 16
 // Memory returns the objects in informer's cache and the estimate of the
 // heap they retain (internal/memsize). The objects of a factory informer
 // (fed) were observed as they entered it; those of an informer built by
-// InformerFor's newFunc, whose transform is its own, are sampled from its
-// store now. It makes no request and allocates a slice of the cache's
-// keys.
+// InformerFor's newFunc, whose transform is its own, are observed by its
+// measuring handler (measured), which runs behind its cache: until it has
+// observed storeSamples of them, they are sampled from its store now. It
+// makes no request and allocates a slice of the cache's keys.
 func Memory(informer cache.SharedIndexInformer, h *Hooks, fed bool) (objects int, bytes int64) {
 	store := informer.GetStore()
 	if !fed && h.Memory.Observed() < storeSamples {
@@ -39,4 +43,35 @@ func Memory(informer cache.SharedIndexInformer, h *Hooks, fed bool) (objects int
 	}
 	objects = len(store.ListKeys())
 	return objects, h.Memory.Bytes(objects)
+}
+
+// measured is the handler that measures the objects of an informer built
+// by InformerFor's newFunc as they enter its cache, after its own
+// transform (a factory informer's transform does that for its objects),
+// for its bytes gauge and MemoryStatus; and charges their estimate to its
+// memory budget, which cannot stop it (budget.Account.Charge).
+type measured struct{ h *Hooks }
+
+// measure adds informer's measuring handler; name names it in the log.
+func (h *Hooks) measure(name string, informer cache.SharedIndexInformer) {
+	if _, err := informer.AddEventHandler(measured{h}); err != nil {
+		klog.Background().Error(err, "Cannot measure the objects of an informer", "informer", name)
+	}
+}
+
+func (m measured) OnAdd(obj any, _ bool) {
+	m.h.Memory.Observe(obj)
+	m.changed(1)
+}
+
+func (m measured) OnUpdate(_, newObj any) {
+	m.h.Memory.Observe(newObj)
+	m.changed(0)
+}
+
+func (m measured) OnDelete(any) { m.changed(-1) }
+
+func (m measured) changed(d int) {
+	m.h.Budget.Charge(d)
+	m.h.Metrics.Refresh()
 }

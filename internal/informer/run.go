@@ -22,6 +22,8 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/kubeinformers/informers/internal/meter"
 )
 
 // Run is the running of one informer a factory holds. The factory's Start
@@ -71,4 +73,36 @@ func (r *Run) Remove(cause error, h *Hooks, informer cache.SharedIndexInformer, 
 	if err := informer.GetStore().Replace(nil, ""); err != nil {
 		klog.Background().Error(err, "Cannot empty the store of a removed informer", "informer", name)
 	}
+}
+
+// StartMetrics makes the informer report into m, the metrics its factory's
+// provider made for it, and returns the stop function of its event
+// counting for Start; nil for a refused informer, which never runs, so
+// its synced gauge stays 0. The counting handler goes on the informer
+// itself, past the lag wrapping of base, the factory's wrapper (nil for
+// one built by InformerFor's newFunc). name names it in the log.
+func (h *Hooks) StartMetrics(m *meter.Informer, informer cache.SharedIndexInformer, base *Informer, refused bool, name any) func() {
+	h.Metrics.Report(m)
+	h.Metrics.OverBudget(h.Stopped() != nil)
+	if refused {
+		return nil
+	}
+	target := informer
+	if base != nil {
+		target = base.SharedIndexInformer
+	}
+	return h.Metrics.Start(target, informer.HasSyncedChecker().Done(), name)
+}
+
+// ShutDown releases, once the informers of a factory that shut down have
+// returned, what they hold beyond their goroutines: their metrics series
+// and the factory's (m), and their share of a memory budget, which other
+// factories may share (crcache builds several from one option).
+func ShutDown(hooks []*Hooks, m *meter.Factory) {
+	ms := make([]*meter.Hooks, len(hooks))
+	for i, h := range hooks {
+		ms[i] = h.Metrics
+		h.Budget.Close()
+	}
+	m.Drop(ms)
 }

@@ -190,6 +190,16 @@ func (h *Hooks) Released(n int) {
 	c.setBytes(c.objects.Add(-int64(n)))
 }
 
+// Refresh sets the bytes gauge to the estimate for the objects counted:
+// the estimate per object changed where the counting handler does not
+// see it (the objects of an informer built by InformerFor's newFunc are
+// measured by a handler of their own, internal/informer memory.go).
+func (h *Hooks) Refresh() {
+	if c := h.counter.Load(); c != nil {
+		c.setBytes(c.objects.Load())
+	}
+}
+
 // Drop deletes the informer's series, once it has stopped.
 func (h *Hooks) Drop() {
 	if m := h.m.Swap(nil); m != nil {

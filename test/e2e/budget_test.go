@@ -27,7 +27,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	upstreamcorev1 "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -64,20 +67,28 @@ func mkBudgetSecrets(t *testing.T, c *tcx, ns string) {
 	}
 }
 
+// budgetFactory sets up the test with budgetSecrets Secrets and 5
+// ConfigMaps (their keys) in its namespace, and a factory of that
+// namespace with a 128 KiB budget.
+func budgetFactory(t *testing.T) (*tcx, informers.Factory, []string) {
+	t.Helper()
+	c := setup(t)
+	checkLeaks(t)
+	mkBudgetSecrets(t, c, c.ns)
+	keys := mkConfigMaps(t, c, c.ns, "small", 5)
+	f, err := informers.New(c.client, 0, informers.WithNamespace(c.ns), informers.WithMemoryBudget(128<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, f, keys
+}
+
 // TestMemoryBudgetFactory: the Secret informer of a factory with a
 // 128 KiB budget stops while it fills, with Ready and its lister saying
 // why; the ConfigMap informer syncs and keeps following changes; raising
 // the budget brings the Secrets back.
 func TestMemoryBudgetFactory(t *testing.T) {
-	c := setup(t)
-	checkLeaks(t)
-	mkBudgetSecrets(t, c, c.ns)
-	keys := mkConfigMaps(t, c, c.ns, "small", 5)
-
-	f, err := informers.New(c.client, 0, informers.WithNamespace(c.ns), informers.WithMemoryBudget(128<<10))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, f, keys := budgetFactory(t)
 	secrets, cms := f.Core().V1().Secrets(), f.Core().V1().ConfigMaps()
 	secrets.Informer()
 	cms.Informer()
@@ -184,4 +195,100 @@ func TestMemoryBudgetManager(t *testing.T) {
 		t.Error("a ConfigMap created after the raise was not reconciled")
 	}
 	stop()
+}
+
+// TestMemoryBudgetRemovedKindGivesBack: crcache's RemoveInformer shuts
+// down the removed kind's factory, which gives back what its informers
+// held of the cache's budget: the kind asked for again fits in a budget
+// of one and a half times its estimate. Before, the removed Secrets' bytes
+// stayed charged to the budget, and the new Secret informer stopped.
+func TestMemoryBudgetRemovedKindGivesBack(t *testing.T) {
+	c := setup(t)
+	checkLeaks(t)
+	mkBudgetSecrets(t, c, c.ns)
+
+	mgr := newManager(t, rest.CopyConfig(c.cfg), manager.Options{
+		NewCache: crcache.NewCache(informers.WithMemoryBudget(64 << 20)),
+		Cache:    cache.Options{DefaultNamespaces: map[string]cache.Config{c.ns: {}}},
+	})
+	crc := crCache(t, mgr)
+	stop, _ := runManager(t, c.ctx, mgr)
+	secretsServed := func() bool {
+		var list corev1.SecretList
+		return mgr.GetClient().List(c.ctx, &list) == nil && len(list.Items) == budgetSecrets
+	}
+	if _, err := crc.GetInformer(c.ctx, &corev1.Secret{}); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(60*time.Second, 10*time.Millisecond, secretsServed) {
+		t.Fatalf("Secrets not served under a 64 MiB budget: Ready() = %v", crc.Ready())
+	}
+	var held int64
+	for id, st := range crc.MemoryStatus() {
+		if id.Resource.Resource == "secrets" {
+			held += st.Bytes
+		}
+	}
+	if held <= 0 {
+		t.Fatalf("MemoryStatus() = %+v: no estimate for the Secrets", crc.MemoryStatus())
+	}
+	if err := crc.SetMemoryBudget(held * 3 / 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := crc.RemoveInformer(c.ctx, &corev1.Secret{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crc.GetInformer(c.ctx, &corev1.Secret{}); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(60*time.Second, 10*time.Millisecond, func() bool { return secretsServed() && crc.Ready() == nil }) {
+		t.Fatalf("the Secrets asked for again, in a budget of %d bytes (1.5 times their %d): Ready() = %v", held*3/2, held, crc.Ready())
+	}
+	stop()
+}
+
+// TestMemoryBudgetNewFuncInformer: an informer built by InformerFor's
+// newFunc (client-go's own Secret informer) counts toward the factory's
+// budget, which cannot stop it: it serves its 300 Secrets, Notices says
+// so, and the ConfigMap informer started after it, which the rest of the
+// budget cannot hold, stops, naming what the others hold; raising the
+// budget brings the ConfigMaps.
+func TestMemoryBudgetNewFuncInformer(t *testing.T) {
+	c, f, keys := budgetFactory(t)
+	secrets := f.InformerFor(&corev1.Secret{}, func(client kubernetes.Interface, resync time.Duration) toolscache.SharedIndexInformer {
+		return upstreamcorev1.NewSecretInformer(client, c.ns, resync, toolscache.Indexers{})
+	})
+	stop := make(chan struct{})
+	f.Start(stop)
+	defer f.Shutdown()
+	defer close(stop)
+	if !eventually(60*time.Second, 10*time.Millisecond, func() bool { return len(secrets.GetStore().ListKeys()) == budgetSecrets }) {
+		t.Fatalf("the newFunc Secret informer did not fill: %d Secrets, Ready() = %v", len(secrets.GetStore().ListKeys()), f.Ready())
+	}
+	cms := f.Core().V1().ConfigMaps()
+	cms.Informer()
+	f.Start(stop)
+	if !eventually(60*time.Second, 10*time.Millisecond, func() bool { return errors.Is(f.Ready(), informers.ErrOverMemoryBudget) }) {
+		t.Fatalf("the ConfigMap informer did not stop beside the Secrets' estimate: Ready() = %v, MemoryStatus() = %+v", f.Ready(), f.MemoryStatus())
+	}
+	ready := f.Ready().Error()
+	if !strings.Contains(ready, "configmaps (v1): stopped over its memory budget") || !strings.Contains(ready, "held by other informers") || strings.Contains(ready, "secrets") {
+		t.Errorf("Ready() = %q, want the ConfigMaps' stop beside the Secrets' share", ready)
+	}
+	if n := strings.Join(f.Notices(), "\n"); !strings.Contains(n, "secrets (v1): built by InformerFor's newFunc") {
+		t.Errorf("Notices() = %q, lacks that the budget cannot stop the Secrets", n)
+	}
+	if n := len(secrets.GetStore().ListKeys()); n != budgetSecrets {
+		t.Errorf("the newFunc Secret informer holds %d, want %d", n, budgetSecrets)
+	}
+
+	if err := f.SetMemoryBudget(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(60*time.Second, 10*time.Millisecond, func() bool {
+		list, _ := cms.Lister().ConfigMaps(c.ns).List(everything())
+		return f.Ready() == nil && len(list) == len(keys)
+	}) {
+		t.Fatalf("the ConfigMaps after the raise: Ready() = %v", f.Ready())
+	}
 }
