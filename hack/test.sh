@@ -81,6 +81,31 @@ fi
 cd "$root"
 command -v go >/dev/null || { echo "test.sh: no go on PATH" >&2; exit 1; }
 
+# Disk: a cold run writes about 12 GiB (the build cache, the module cache,
+# golangci-lint's cache, the servers) and the race-built tests' binaries
+# take up to 3 GiB more in the temporary directory while they run
+# (docs/development.md). A full disk fails a step far from its cause (a
+# `go run` deep in a test: "mkdir /tmp/go-build...: no space left on
+# device"), so the run says where it stands first and again in its table.
+need_gib=16
+free_gib() {
+	local d=$1
+	while [ ! -d "$d" ]; do d=$(dirname "$d"); done
+	df -Pk "$d" | awk 'NR == 2 { printf "%d", $4 / 1048576 }'
+}
+disk_report() {
+	local cache tmp
+	cache=$(free_gib "$(go env GOCACHE)")
+	tmp=$(free_gib "${TMPDIR:-/tmp}")
+	printf 'hack/test.sh: %d GiB free for the Go build cache (%s), %d GiB for temporary files (%s)' \
+		"$cache" "$(go env GOCACHE)" "$tmp" "${TMPDIR:-/tmp}"
+	if [ "$cache" -lt "$need_gib" ] || [ "$tmp" -lt "$need_gib" ]; then
+		printf '; WARNING: a cold run needs about %d GiB, a step may fail with "no space left on device"' "$need_gib"
+	fi
+	printf '\n'
+}
+disk_report
+
 mapfile -t all_modules < <(modules)
 # Modules whose `go test ./...` needs no apiserver. test/e2e runs in the e2e
 # step (test/e2e/run.sh); hack/testenv only builds the e2e binaries
@@ -142,6 +167,7 @@ table() {
 		"$([ "$rc" = 0 ] && echo "all checks passed" || echo "FAILED (exit $rc)")"
 	printf '\nhack/test.sh: %d s wall, %d CPU-seconds; budget: 1500 s wall for a cold run on an idle 2-core machine (%s)\n' \
 		"$total" "$cpu" "$([ "$total" -le 1500 ] && echo "within it" || echo "OVER it")"
+	disk_report
 	rm -rf "$logs"
 }
 trap table EXIT
