@@ -270,10 +270,20 @@ func (a *Account) Close() {
 	}
 	a.pool.mu.Lock()
 	delete(a.pool.accounts, a)
-	others := slices.Collect(maps.Keys(a.pool.accounts))
 	a.pool.mu.Unlock()
-	for _, o := range others {
-		if st := o.StoppedAt(); freed && st != nil && st.Shared {
+	if freed {
+		a.pool.retryShared()
+	}
+}
+
+// retryShared makes the pool's informers stopped over its limit try
+// again: an account gave back room that may hold them.
+func (p *Pool) retryShared() {
+	p.mu.Lock()
+	accounts := slices.Collect(maps.Keys(p.accounts))
+	p.mu.Unlock()
+	for _, o := range accounts {
+		if st := o.StoppedAt(); st != nil && st.Shared {
 			o.Retry()
 		}
 	}
@@ -448,15 +458,23 @@ func (a *Account) Charge(d int) {
 }
 
 // Forget drops what source holds: its namespace is no longer watched.
+// The pool's informers stopped over its limit try again, as on Close.
 func (a *Account) Forget(source string) {
 	if a == nil {
 		return
 	}
+	if a.forget(source) && a.pool != nil {
+		a.pool.retryShared()
+	}
+}
+
+// forget is Forget under a.mu; it reports whether room was given back.
+func (a *Account) forget(source string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.counts, source)
 	if a.stopped != nil {
-		return
+		return false
 	}
 	total := 0
 	for _, c := range a.counts {
@@ -465,10 +483,12 @@ func (a *Account) Forget(source string) {
 	bytes := int64(total) * a.perObject()
 	if a.pool != nil {
 		if _, ok := a.pool.add(bytes - a.charged); !ok {
-			return
+			return false
 		}
 	}
+	freed := bytes < a.charged
 	a.charged = bytes
+	return freed
 }
 
 // Retry makes a stopped informer try again: its waiting lists go on.

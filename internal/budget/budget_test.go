@@ -259,3 +259,30 @@ func TestCloseRetriesTheShared(t *testing.T) {
 		t.Errorf("b's 5 objects alone in the pool: %v", err)
 	}
 }
+
+// TestForgetRetriesTheShared: an informer that stops watching a namespace
+// gives back that namespace's share of the pool, and the pool's informers
+// stopped over its limit try again, as on Close.
+func TestForgetRetriesTheShared(t *testing.T) {
+	p := NewPool(1000)
+	a := NewAccount(Config{Resource: "a", Pool: p, Meter: &fixedMeter{per: 100}})
+	b := NewAccount(Config{Resource: "b", Pool: p, Meter: &fixedMeter{per: 100}})
+	for _, ns := range []string{"ns1", "ns2"} {
+		if err := a.Set(ns, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Set("", 5); !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("b beside a's 600 bytes: %v, want a stop", err)
+	}
+	a.Forget("ns2")
+	if got := p.Used(); got != 300 {
+		t.Errorf("after a forgot ns2 the pool holds %d bytes, want a's 300", got)
+	}
+	if b.Stopped() != nil {
+		t.Errorf("a forgot ns2, giving back 300 bytes: b still stopped: %v", b.Stopped())
+	}
+	if err := b.Set("", 5); err != nil {
+		t.Errorf("b's 5 objects beside a's 3: %v", err)
+	}
+}
