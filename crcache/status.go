@@ -89,8 +89,11 @@ func (c *Cache) SyncStatus() map[informers.InformerID]bool {
 }
 
 // MemoryStatus reports, per informer of the cache, its objects and the
-// estimate of the heap its cache retains ([informers.Factory.MemoryStatus]);
-// an informer of several namespace settings sums theirs.
+// estimate of the heap its cache retains ([informers.Factory.MemoryStatus]).
+// A kind of several namespace settings has one informer per setting, each
+// listing and watching on its own: their objects and bytes are summed, and
+// Budget is the budget each of them has (the cache's one budget, or the
+// resource's own, which caps each setting's informer), never a sum.
 func (c *Cache) MemoryStatus() map[informers.InformerID]informers.MemoryStatus {
 	c.mu.RLock()
 	factories := c.liveFactories()
@@ -101,7 +104,7 @@ func (c *Cache) MemoryStatus() map[informers.InformerID]informers.MemoryStatus {
 			prev := out[id]
 			m.Objects += prev.Objects
 			m.Bytes += prev.Bytes
-			m.Budget += prev.Budget
+			m.Budget = max(m.Budget, prev.Budget) // the same for every setting
 			if m.Stopped == nil {
 				m.Stopped = prev.Stopped
 			}
