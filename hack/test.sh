@@ -94,11 +94,12 @@ free_gib() {
 	df -Pk "$d" | awk 'NR == 2 { printf "%d", $4 / 1048576 }'
 }
 disk_report() {
-	local cache tmp
-	cache=$(free_gib "$(go env GOCACHE)")
+	local gocache cache tmp
+	gocache=$(go env GOCACHE)
+	cache=$(free_gib "$gocache")
 	tmp=$(free_gib "${TMPDIR:-/tmp}")
 	printf 'hack/test.sh: %d GiB free for the Go build cache (%s), %d GiB for temporary files (%s)' \
-		"$cache" "$(go env GOCACHE)" "$tmp" "${TMPDIR:-/tmp}"
+		"$cache" "$gocache" "$tmp" "${TMPDIR:-/tmp}"
 	if [ "$cache" -lt "$need_gib" ] || [ "$tmp" -lt "$need_gib" ]; then
 		printf '; WARNING: a cold run needs about %d GiB, a step may fail with "no space left on device"' "$need_gib"
 	fi
